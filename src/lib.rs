@@ -1,0 +1,12 @@
+//! tablecam: card recognition and verified hand outcomes for casino table games
+//! played under the Macau regulations (see `docs/rules.md`).
+//!
+//! The library is organised as one module per pipeline stage; the `tablecam`
+//! binary only parses arguments, wires the stages together and reports errors.
+#![deny(missing_docs)]
+
+pub mod doctor;
+pub mod odds;
+pub mod onnx;
+pub mod rng;
+pub mod rules;

@@ -1,0 +1,53 @@
+//! The `tablecam` command line: argument parsing and error reporting only.
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "tablecam", version, about = "Card recognition and verified outcomes for casino table games")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check that the native stack (ONNX Runtime, OpenCV, ZeroMQ, cameras) is usable here.
+    Doctor,
+    /// Exact (or Monte Carlo) return to player and house edge of every bet of a ruleset.
+    Odds(tablecam::odds::OddsArgs),
+    /// Play scripted rounds through the rules engine and print their settlement.
+    Rounds(tablecam::rules::demo::RoundsArgs),
+    /// List the rulesets and their parameters.
+    Rulesets,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("tablecam: error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Doctor => Ok(tablecam::doctor::run()),
+        Command::Odds(args) => {
+            tablecam::odds::run_cli(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Rounds(args) => {
+            tablecam::rules::demo::run_cli(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Rulesets => {
+            tablecam::rules::demo::print_rulesets();
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

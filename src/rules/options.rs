@@ -1,0 +1,344 @@
+//! Ruleset options: where a regulation is ambiguous, tablecam applies the
+//! default documented in docs/rules.md and lets a table choose the alternative.
+//!
+//! Options are read from a table's configuration (serde, unknown fields
+//! rejected). An option that does not belong to the ruleset is an error naming
+//! the option and the rulesets it belongs to, so that a misplaced option is
+//! never silently ignored.
+use serde::{Deserialize, Serialize};
+
+use super::eval3::{SuitTieBreaks, TopStraightFlush};
+use super::ruleset::RulesetId;
+use super::RulesError;
+
+macro_rules! option_enum {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum $name {
+            $($(#[$vdoc])* $variant),+
+        }
+    };
+}
+
+option_enum! {
+    /// fortune3cp: three odd cards of equal ranks (ambiguity A-2).
+    ThreeOddCardsTie {
+        /// A tie (push): the text gives no suit order for this game.
+        #[default] Push,
+        /// Broken by the suit of the highest card.
+        SuitOfHighestCard,
+    }
+}
+
+option_enum! {
+    /// fortune3cp-2025 Art. 13(4): who gets the ante bonus (ambiguity A-8).
+    AnteBonusScope {
+        /// Every player who placed Play, even one who loses to the dealer.
+        #[default] Played,
+        /// Only a player who played and did not lose.
+        PlayedNotLost,
+        /// Every Ante, folded hands included.
+        AnyAnte,
+    }
+}
+
+option_enum! {
+    /// fortune3cp: Ante and Play when player and qualified dealer are equal (A-7).
+    AntePlayTie {
+        /// Both bets are returned.
+        #[default] Push,
+        /// The dealer wins ties.
+        DealerWins,
+    }
+}
+
+option_enum! {
+    /// fortune3cp-2008 Art. 9(8): which bets the win table pays (B-2).
+    WinTableScope {
+        /// Ante and Play are both paid by the table.
+        #[default] AnteAndPlay,
+        /// The Ante is paid by the table, the Play 1 to 1.
+        AnteOnly,
+        /// The Play is paid by the table, the Ante 1 to 1.
+        PlayOnly,
+    }
+}
+
+option_enum! {
+    /// fortune3cp-2025 Art. 11(1): when the dealer's three cards come from a shoe (A-5).
+    DealerCardsTiming {
+        /// After all player cards ("e a seguir distribui três cartas à mão da banca").
+        #[default] AfterPlayers,
+        /// Last in each pass, as in 2008 Art. 7(1).
+        LastEachPass,
+    }
+}
+
+option_enum! {
+    /// fortune3cp-2025 Art. 17(1)(3): counting exposed player cards (A-10).
+    ExposedCount {
+        /// Across all players of the round.
+        #[default] PerRound,
+        /// Within one hand.
+        PerHand,
+    }
+}
+
+option_enum! {
+    /// fortune3cp-2025 Art. 17(3): when Progressive bets carry over (A-12).
+    ProgressiveCarryOver {
+        /// Only on a dealing breach (17(1)(1)) or shuffler failure (17(2)), as written.
+        #[default] Text,
+        /// On every void.
+        AllVoids,
+    }
+}
+
+option_enum! {
+    /// stud-2004 Art. 9(1): dealer qualification (C-2).
+    StudDealerQualifier {
+        /// A-K high or better.
+        #[default] AkOrBetter,
+        /// Literally: holds an ace and a king, or a pair or better.
+        HoldsAceAndKing,
+    }
+}
+
+option_enum! {
+    /// stud-2004 Art. 11(2): an exposed dealer card (C-3).
+    StudExposedDealerCard {
+        /// It stays face up as the dealer's up-card.
+        #[default] KeepAsUpcard,
+        /// It is set aside face up and replaced.
+        Burn,
+    }
+}
+
+option_enum! {
+    /// Hands the text cannot separate (duplicates, several decks) (D-2).
+    IdenticalHands {
+        /// A push.
+        #[default] Push,
+        /// The dealer wins.
+        DealerWins,
+    }
+}
+
+option_enum! {
+    /// qpoker-2004 Art. 9(5): dealer not qualified (D-4).
+    QpokerUnqualifiedPays {
+        /// The player wins half the bet (net +0.5).
+        #[default] HalfToOne,
+        /// The player gets back only half the bet (net −0.5).
+        ReturnHalf,
+    }
+}
+
+option_enum! {
+    /// sangong-1996 Art. 2(2): counting the dice total from the banker (E-1).
+    DiceCountStart {
+        /// The banker's place counts as 1.
+        #[default] BankerIsOne,
+        /// The place after the banker counts as 1.
+        BankerIsZero,
+    }
+}
+
+option_enum! {
+    /// sangong-1996 Art. 9: commission on the banker's winnings (E-4).
+    BankerCommission {
+        /// 5% of the banker's net win of the round.
+        #[default] NetWin,
+        /// 5% of each bet the banker wins.
+        EachWinningBet,
+        /// No commission on the banker.
+        None,
+    }
+}
+
+/// The options of a ruleset. Every field is optional; unset means the default.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RulesetOptions {
+    /// fortune3cp-2008: top straight flush (Art. 8(1) vs 4(2)).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_straight_flush: Option<TopStraightFlush>,
+    /// fortune3cp: three odd cards of equal ranks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub three_odd_cards_tie: Option<ThreeOddCardsTie>,
+    /// fortune3cp-2025: ante bonus scope.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ante_bonus_scope: Option<AnteBonusScope>,
+    /// fortune3cp: Ante/Play ties.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ante_play_tie: Option<AntePlayTie>,
+    /// fortune3cp-2008: win table scope.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub f2008_win_table_scope: Option<WinTableScope>,
+    /// fortune3cp-2025: dealer's cards from a shoe.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub f2025_shoe_dealer_cards: Option<DealerCardsTiming>,
+    /// fortune3cp-2025: counting exposed player cards.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exposed_player_cards_count: Option<ExposedCount>,
+    /// fortune3cp-2025: Progressive carry-over.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progressive_carry_over: Option<ProgressiveCarryOver>,
+    /// stud-2004: what a royal flush pays on the Raise, 50 to 100 (Art. 9(5)(9)).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stud_royal_raise_pays: Option<u8>,
+    /// stud-2004: dealer qualification.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stud_dealer_qualifier: Option<StudDealerQualifier>,
+    /// stud-2004: exposed dealer card.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stud_exposed_dealer_card: Option<StudExposedDealerCard>,
+    /// qpoker-2004, stud-2004, sangong-1996: identical hands.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub identical_hands: Option<IdenticalHands>,
+    /// qpoker-2004: decks in the shoe, 1 to 8 (Art. 1(1)).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qpoker_decks: Option<u8>,
+    /// qpoker-2004: dealer not qualified.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qpoker_unqualified_pays: Option<QpokerUnqualifiedPays>,
+    /// sangong-1996: dice count start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sangong_dice_count_start: Option<DiceCountStart>,
+    /// sangong-1996: banker commission.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sangong_banker_commission: Option<BankerCommission>,
+}
+
+use RulesetId::*;
+const FORTUNE: &[RulesetId] = &[Fortune3cp2025, Fortune3cp2008];
+
+impl RulesetOptions {
+    /// Checks that every option set applies to `id` and is in range.
+    pub fn validate_for(&self, id: RulesetId) -> Result<(), RulesError> {
+        let checks: [(&'static str, bool, &'static [RulesetId]); 16] = [
+            ("top_straight_flush", self.top_straight_flush.is_some(), &[Fortune3cp2008]),
+            ("three_odd_cards_tie", self.three_odd_cards_tie.is_some(), FORTUNE),
+            ("ante_bonus_scope", self.ante_bonus_scope.is_some(), &[Fortune3cp2025]),
+            ("ante_play_tie", self.ante_play_tie.is_some(), FORTUNE),
+            ("f2008_win_table_scope", self.f2008_win_table_scope.is_some(), &[Fortune3cp2008]),
+            ("f2025_shoe_dealer_cards", self.f2025_shoe_dealer_cards.is_some(), &[Fortune3cp2025]),
+            ("exposed_player_cards_count", self.exposed_player_cards_count.is_some(), &[Fortune3cp2025]),
+            ("progressive_carry_over", self.progressive_carry_over.is_some(), &[Fortune3cp2025]),
+            ("stud_royal_raise_pays", self.stud_royal_raise_pays.is_some(), &[Stud2004]),
+            ("stud_dealer_qualifier", self.stud_dealer_qualifier.is_some(), &[Stud2004]),
+            ("stud_exposed_dealer_card", self.stud_exposed_dealer_card.is_some(), &[Stud2004]),
+            ("identical_hands", self.identical_hands.is_some(), &[Qpoker2004, Stud2004, Sangong1996]),
+            ("qpoker_decks", self.qpoker_decks.is_some(), &[Qpoker2004]),
+            ("qpoker_unqualified_pays", self.qpoker_unqualified_pays.is_some(), &[Qpoker2004]),
+            ("sangong_dice_count_start", self.sangong_dice_count_start.is_some(), &[Sangong1996]),
+            ("sangong_banker_commission", self.sangong_banker_commission.is_some(), &[Sangong1996]),
+        ];
+        for (name, set, applies) in checks {
+            if set && !applies.contains(&id) {
+                let list: Vec<&str> = applies.iter().map(|r| r.as_str()).collect();
+                return Err(RulesError::OptionNotApplicable { option: name, ruleset: id, applies_to: list.join(", ") });
+            }
+        }
+        if let Some(p) = self.stud_royal_raise_pays {
+            if !(50..=100).contains(&p) {
+                return Err(RulesError::OptionOutOfRange { option: "stud_royal_raise_pays", value: p.to_string(), range: "50 to 100 (stud-2004 Art. 9(5)(9))" });
+            }
+        }
+        if let Some(d) = self.qpoker_decks {
+            if !(1..=8).contains(&d) {
+                return Err(RulesError::OptionOutOfRange { option: "qpoker_decks", value: d.to_string(), range: "1 to 8" });
+            }
+        }
+        Ok(())
+    }
+
+    /// Top straight flush (default A-K-Q).
+    pub fn top_straight_flush(&self) -> TopStraightFlush {
+        self.top_straight_flush.unwrap_or_default()
+    }
+    /// Suit tie-breaks implied by `three_odd_cards_tie`.
+    pub fn three_odd_cards_tie(&self) -> SuitTieBreaks {
+        match self.three_odd_cards_tie.unwrap_or_default() {
+            ThreeOddCardsTie::Push => SuitTieBreaks::None,
+            ThreeOddCardsTie::SuitOfHighestCard => SuitTieBreaks::HighCardOnly,
+        }
+    }
+    /// Ante bonus scope.
+    pub fn ante_bonus_scope(&self) -> AnteBonusScope {
+        self.ante_bonus_scope.unwrap_or_default()
+    }
+    /// Ante/Play ties.
+    pub fn ante_play_tie(&self) -> AntePlayTie {
+        self.ante_play_tie.unwrap_or_default()
+    }
+    /// 2008 win table scope.
+    pub fn f2008_win_table_scope(&self) -> WinTableScope {
+        self.f2008_win_table_scope.unwrap_or_default()
+    }
+    /// 2025 shoe dealer timing.
+    pub fn f2025_shoe_dealer_cards(&self) -> DealerCardsTiming {
+        self.f2025_shoe_dealer_cards.unwrap_or_default()
+    }
+    /// 2025 exposed-card counting.
+    pub fn exposed_player_cards_count(&self) -> ExposedCount {
+        self.exposed_player_cards_count.unwrap_or_default()
+    }
+    /// Whether Progressive bets carry over on every void.
+    pub fn progressive_carry_over_all_voids(&self) -> bool {
+        self.progressive_carry_over.unwrap_or_default() == ProgressiveCarryOver::AllVoids
+    }
+    /// Stud royal Raise payout (default 100).
+    pub fn stud_royal_raise_pays(&self) -> u8 {
+        self.stud_royal_raise_pays.unwrap_or(100)
+    }
+    /// Stud dealer qualifier.
+    pub fn stud_dealer_qualifier(&self) -> StudDealerQualifier {
+        self.stud_dealer_qualifier.unwrap_or_default()
+    }
+    /// Whether an exposed stud dealer card is burnt rather than kept up.
+    pub fn stud_exposed_dealer_card_burn(&self) -> bool {
+        self.stud_exposed_dealer_card.unwrap_or_default() == StudExposedDealerCard::Burn
+    }
+    /// Identical hands.
+    pub fn identical_hands(&self) -> IdenticalHands {
+        self.identical_hands.unwrap_or_default()
+    }
+    /// Q Poker decks (default 1).
+    pub fn qpoker_decks(&self) -> u8 {
+        self.qpoker_decks.unwrap_or(1)
+    }
+    /// Q Poker unqualified dealer.
+    pub fn qpoker_unqualified_pays(&self) -> QpokerUnqualifiedPays {
+        self.qpoker_unqualified_pays.unwrap_or_default()
+    }
+    /// San Gong dice counting.
+    pub fn sangong_dice_count_start(&self) -> DiceCountStart {
+        self.sangong_dice_count_start.unwrap_or_default()
+    }
+    /// San Gong banker commission.
+    pub fn sangong_banker_commission(&self) -> BankerCommission {
+        self.sangong_banker_commission.unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_parse_validate_and_reject_misplaced_ones() {
+        let o: RulesetOptions = serde_json::from_str(r#"{"top_straight_flush": "kqj"}"#).unwrap();
+        assert!(o.validate_for(Fortune3cp2008).is_ok());
+        let err = o.validate_for(Stud2004).unwrap_err();
+        assert!(err.to_string().contains("top_straight_flush") && err.to_string().contains("fortune3cp-2008"), "{err}");
+        let err = serde_json::from_str::<RulesetOptions>(r#"{"top_straight_flushes": "kqj"}"#).unwrap_err();
+        assert!(err.to_string().contains("unknown field"), "{err}");
+        let o = RulesetOptions { stud_royal_raise_pays: Some(120), ..Default::default() };
+        assert!(matches!(o.validate_for(Stud2004), Err(RulesError::OptionOutOfRange { .. })));
+        let o = RulesetOptions { stud_royal_raise_pays: Some(50), ..Default::default() };
+        assert_eq!(o.stud_royal_raise_pays(), 50);
+    }
+}

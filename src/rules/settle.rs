@@ -1,0 +1,613 @@
+//! Settlement of a finished round: per hand, per bet, with the articles that
+//! produced each result, in multiples of the stake and in money when stakes are known.
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::card::{Card, CardSet};
+use super::deal::Seat;
+use super::eval3::HandRank3;
+use super::eval5::{Category5, Evaluator5};
+use super::options::BankerCommission;
+use super::payout::{self, BetOutcome, Outcome};
+use super::ruleset::{BetKind, Citation, Consequence, GameKind, IrregularityKind, ProgressiveAward, Ruleset};
+use super::RulesError;
+
+/// An amount of money in minor units (e.g. avos or cents), to avoid rounding drift.
+pub type Money = i64;
+
+/// A bet present on a hand's spot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Wager {
+    /// Which spot.
+    pub bet: BetKind,
+    /// The stake, when the backend told us (the camera sees chips, not amounts).
+    #[serde(default)]
+    pub stake: Option<Money>,
+}
+
+/// The player's decision after seeing the cards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// Placed Play / Raise, or (Q Poker) chose to play.
+    #[default]
+    Played,
+    /// Folded ("desistência").
+    Folded,
+}
+
+/// One player hand of a finished round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HandRound {
+    /// The seat.
+    pub seat: Seat,
+    /// The hand's cards.
+    pub cards: Vec<Card>,
+    /// Bets on the hand's spots.
+    pub wagers: Vec<Wager>,
+    /// Played or folded.
+    #[serde(default)]
+    pub decision: Decision,
+}
+
+/// An irregularity observed in the round (from the verifier or the backend).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Observed {
+    /// What happened.
+    pub kind: IrregularityKind,
+    /// The hand concerned, if any.
+    #[serde(default)]
+    pub seat: Option<Seat>,
+}
+
+/// The Progressive pool and the house's fixed awards (fortune3cp-2025 Art. 15–16,
+/// stud-2004 Art. 10). Amounts the regulation leaves to the house.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProgressivePool {
+    /// The pool now.
+    pub pool: Money,
+    /// The amount it restarts at when emptied.
+    pub reset_to: Money,
+    /// Fixed awards per category (royal and straight flush: the floor of the pool share).
+    pub fixed: BTreeMap<Category5, Money>,
+}
+
+/// A finished round as the tracker (or a script) saw it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Round {
+    /// Player hands (San Gong: every place but the banker's).
+    pub hands: Vec<HandRound>,
+    /// The dealer's cards (San Gong: the banker's).
+    pub dealer: Vec<Card>,
+    /// Community cards (fortune3cp-2025 with a Progressive bet).
+    #[serde(default)]
+    pub community: Vec<Card>,
+    /// Irregularities observed.
+    #[serde(default)]
+    pub irregularities: Vec<Observed>,
+    /// The Progressive pool, when known.
+    #[serde(default)]
+    pub progressive_pool: Option<ProgressivePool>,
+    /// stud-2004 Art. 9(5): the house's maximum payout per round for quads and better.
+    #[serde(default)]
+    pub max_payout: Option<Money>,
+}
+
+/// One bet's settlement.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BetSettlement {
+    /// The bet.
+    pub bet: BetKind,
+    /// Win / lose / push / void.
+    pub outcome: Outcome,
+    /// Net result per unit staked.
+    pub net_multiple: f64,
+    /// The stake, when known.
+    pub stake: Option<Money>,
+    /// The net amount won (+) or lost (−), when the stake is known.
+    pub net_amount: Option<Money>,
+    /// The articles that produced the result.
+    pub citations: Vec<Citation>,
+}
+
+/// One hand's settlement.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HandSettlement {
+    /// The seat.
+    pub seat: Seat,
+    /// The hand's combination, in words.
+    pub hand: String,
+    /// Why the hand is null, if it is.
+    pub null: Option<Citation>,
+    /// Each bet.
+    pub bets: Vec<BetSettlement>,
+}
+
+/// The round's status.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "status")]
+pub enum RoundStatus {
+    /// Settled normally.
+    Settled,
+    /// Void: every bet returned.
+    Void {
+        /// The irregularity.
+        reason: IrregularityKind,
+        /// The article.
+        citation: Citation,
+        /// Whether Progressive bets carry over.
+        progressive_carries_over: bool,
+    },
+}
+
+/// A settled round.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Settlement {
+    /// Settled or void.
+    pub status: RoundStatus,
+    /// The dealer's combination, in words.
+    pub dealer_hand: String,
+    /// Whether the dealer qualified (`None` where the game has no qualification).
+    pub dealer_qualifies: Option<bool>,
+    /// Per hand.
+    pub hands: Vec<HandSettlement>,
+    /// San Gong: the banker's net result after commission, when stakes are known.
+    pub banker_net: Option<Money>,
+    /// Progressive pool after the round, when known.
+    pub progressive_pool_after: Option<Money>,
+}
+
+fn money(stake: Option<Money>, multiple: f64) -> Option<Money> {
+    // Round half away from zero to the minor unit.
+    stake.map(|s| (s as f64 * multiple).round() as Money)
+}
+
+fn three(cards: &[Card], what: &str) -> Result<[Card; 3], RulesError> {
+    cards.try_into().map_err(|_| RulesError::BadRound(format!("{what} has {} cards, expected 3", cards.len())))
+}
+
+fn five(cards: &[Card], what: &str) -> Result<[Card; 5], RulesError> {
+    cards.try_into().map_err(|_| RulesError::BadRound(format!("{what} has {} cards, expected 5", cards.len())))
+}
+
+/// Settles `round` under `rs`.
+///
+/// Irregularities are applied first: a round-voiding one returns every bet
+/// (with the Progressive carry-over the article gives); cards dealt to a hand
+/// without a bet make that hand null. Then every bet present is settled.
+pub fn settle(rs: &Ruleset, round: &Round) -> Result<Settlement, RulesError> {
+    // Irregularities that void the round.
+    for obs in &round.irregularities {
+        if let Some(rule) = rs.irregularity(obs.kind) {
+            if let Consequence::RoundVoid { progressive_carries_over } | Consequence::Redeal { progressive_carries_over } = rule.consequence {
+                let hands = round
+                    .hands
+                    .iter()
+                    .map(|h| HandSettlement {
+                        seat: h.seat,
+                        hand: String::new(),
+                        null: None,
+                        bets: h.wagers.iter().map(|w| bet_settlement(w, BetOutcome::void(rule.citation))).collect(),
+                    })
+                    .collect();
+                return Ok(Settlement {
+                    status: RoundStatus::Void { reason: obs.kind, citation: rule.citation, progressive_carries_over },
+                    dealer_hand: String::new(),
+                    dealer_qualifies: None,
+                    hands,
+                    banker_net: None,
+                    progressive_pool_after: round.progressive_pool.as_ref().map(|p| p.pool),
+                });
+            }
+        }
+    }
+    check_cards(rs, round)?;
+    match rs.kind {
+        GameKind::FortuneThreeCard | GameKind::QPoker => settle_three_card(rs, round),
+        GameKind::Stud => settle_stud(rs, round),
+        GameKind::SanGong => settle_sangong(rs, round),
+    }
+}
+
+fn check_cards(rs: &Ruleset, round: &Round) -> Result<(), RulesError> {
+    if rs.decks == 1 {
+        let mut seen = CardSet::EMPTY;
+        let all = round.hands.iter().flat_map(|h| h.cards.iter()).chain(&round.dealer).chain(&round.community);
+        for &c in all {
+            if !seen.insert(c) {
+                return Err(RulesError::BadRound(format!(
+                    "{c} appears twice in a single-deck game; report it as a duplicate_card irregularity"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn bet_settlement(w: &Wager, o: BetOutcome) -> BetSettlement {
+    let mut citations = vec![o.rule];
+    citations.extend(o.also);
+    BetSettlement { bet: w.bet, outcome: o.outcome, net_multiple: o.net, stake: w.stake, net_amount: money(w.stake, o.net), citations }
+}
+
+fn null_citation(rs: &Ruleset, round: &Round, h: &HandRound) -> Option<Citation> {
+    let no_bet = round.irregularities.iter().any(|o| o.kind == IrregularityKind::CardsToHandWithoutBet && o.seat == Some(h.seat));
+    if no_bet || h.wagers.is_empty() {
+        rs.irregularity(IrregularityKind::CardsToHandWithoutBet).map(|r| r.citation)
+    } else {
+        None
+    }
+}
+
+fn settle_three_card(rs: &Ruleset, round: &Round) -> Result<Settlement, RulesError> {
+    let rules = rs.three_card_rules();
+    let dealer_cards = three(&round.dealer, "the dealer's hand")?;
+    let dealer = rules.eval(dealer_cards);
+    let qualifies = payout::dealer_qualifies3(dealer);
+    let mut hands = Vec::new();
+    let mut progressive_winners: Vec<(usize, Category5)> = Vec::new();
+    for h in &round.hands {
+        let cards = three(&h.cards, &format!("{}", h.seat))?;
+        let rank: HandRank3 = rules.eval(cards);
+        let null = null_citation(rs, round, h);
+        let played = h.decision == Decision::Played;
+        let mut bets = Vec::new();
+        for w in &h.wagers {
+            let o = if let Some(c) = null {
+                BetOutcome::void(c)
+            } else {
+                match (rs.kind, w.bet) {
+                    (GameKind::FortuneThreeCard, BetKind::Ante) => payout::fortune_ante_play(rs, rank, dealer, played).ante,
+                    (GameKind::FortuneThreeCard, BetKind::Play) => match payout::fortune_ante_play(rs, rank, dealer, played).play {
+                        Some(p) => p,
+                        None => continue, // no Play on a folded hand
+                    },
+                    (_, BetKind::PairPlus) => payout::pair_plus(rs, rank),
+                    (GameKind::FortuneThreeCard, BetKind::SixCardBonus) if rs.six_card_bonus.is_some() => {
+                        payout::six_card_bonus(rs, cards, dealer_cards).0
+                    }
+                    (GameKind::FortuneThreeCard, BetKind::Progressive) if !rs.progressive.is_empty() => {
+                        let community: [Card; 2] = round.community.as_slice().try_into().map_err(|_| {
+                            RulesError::BadRound(format!("a Progressive bet needs 2 community cards, got {}", round.community.len()))
+                        })?;
+                        let category = Evaluator5::get().eval([cards[0], cards[1], cards[2], community[0], community[1]]).category();
+                        progressive_winners.push((hands.len(), category));
+                        progressive_placeholder(rs, category)
+                    }
+                    (GameKind::QPoker, BetKind::Bet) => payout::qpoker_bet(rs, rank, dealer, played),
+                    (_, bet) => return Err(RulesError::BadRound(format!("{} has no {bet} bet", rs.id))),
+                }
+            };
+            bets.push(bet_settlement(w, o));
+        }
+        hands.push(HandSettlement { seat: h.seat, hand: rank.category().name().to_string(), null, bets });
+    }
+    let pool_after = settle_progressive(rs, round, &mut hands, &progressive_winners);
+    Ok(Settlement {
+        status: RoundStatus::Settled,
+        dealer_hand: dealer.category().name().to_string(),
+        dealer_qualifies: Some(qualifies),
+        hands,
+        banker_net: None,
+        progressive_pool_after: pool_after,
+    })
+}
+
+/// A Progressive result before amounts: wins (multiple unknown, reported as 0)
+/// or loses. The money is filled in by [`settle_progressive`].
+fn progressive_placeholder(rs: &Ruleset, category: Category5) -> BetOutcome {
+    match rs.progressive.iter().find(|l| l.category == category) {
+        Some(l) => BetOutcome { outcome: Outcome::Win, net: 0.0, rule: l.citation, also: None },
+        None => BetOutcome { outcome: Outcome::Lose, net: -1.0, rule: rs.cite(if rs.kind == GameKind::Stud { "10(1)" } else { "15(1)" }), also: None },
+    }
+}
+
+/// Pays Progressive winners from the pool: left to right from the dealer's left,
+/// straight flushes before a royal (fortune3cp-2025 Art. 15(3), 15(5); stud-2004
+/// Art. 10), the pool reduced and reset to its minimum when emptied (15(6)).
+fn settle_progressive(rs: &Ruleset, round: &Round, hands: &mut [HandSettlement], winners: &[(usize, Category5)]) -> Option<Money> {
+    let pool = round.progressive_pool.as_ref()?;
+    let mut left = pool.pool;
+    let mut order: Vec<&(usize, Category5)> = winners.iter().filter(|(_, c)| rs.progressive.iter().any(|l| l.category == *c)).collect();
+    // Seats are already left to right; royals go after straight flushes.
+    order.sort_by_key(|(i, c)| (*c == Category5::RoyalFlush, hands[*i].seat));
+    for (i, category) in order {
+        let Some(line) = rs.progressive.iter().find(|l| l.category == *category) else { continue };
+        let fixed = pool.fixed.get(category).copied().unwrap_or(0);
+        let amount = match line.award {
+            ProgressiveAward::FixedOrPoolShare { pool_fraction } => fixed.max((left as f64 * pool_fraction).round() as Money),
+            ProgressiveAward::Fixed => fixed,
+        };
+        left -= amount.min(left);
+        if let Some(b) = hands[*i].bets.iter_mut().find(|b| b.bet == BetKind::Progressive) {
+            b.net_amount = Some(amount);
+            if let Some(stake) = b.stake.filter(|&s| s > 0) {
+                b.net_multiple = amount as f64 / stake as f64;
+            }
+        }
+    }
+    Some(if left <= 0 { pool.reset_to } else { left })
+}
+
+fn settle_stud(rs: &Ruleset, round: &Round) -> Result<Settlement, RulesError> {
+    let ev = Evaluator5::get();
+    let dealer_cards = five(&round.dealer, "the dealer's hand")?;
+    let dealer = ev.eval(dealer_cards);
+    let qualifies = payout::dealer_qualifies_stud(rs.qualifier.0, dealer_cards);
+    let mut hands = Vec::new();
+    let mut progressive_winners = Vec::new();
+    for h in &round.hands {
+        let cards = five(&h.cards, &format!("{}", h.seat))?;
+        let category = ev.eval(cards).category();
+        let null = null_citation(rs, round, h);
+        let raised = h.decision == Decision::Played;
+        let result = payout::stud_ante_raise(rs, cards, dealer_cards, raised);
+        let mut bets = Vec::new();
+        for w in &h.wagers {
+            let o = match (null, w.bet) {
+                (Some(c), _) => BetOutcome::void(c),
+                (None, BetKind::Ante) => result.ante,
+                (None, BetKind::Raise) => match result.play {
+                    Some(p) => p,
+                    None => continue,
+                },
+                (None, BetKind::Progressive) => {
+                    progressive_winners.push((hands.len(), category));
+                    progressive_placeholder(rs, category)
+                }
+                (None, bet) => return Err(RulesError::BadRound(format!("stud-2004 has no {bet} bet"))),
+            };
+            let mut s = bet_settlement(w, o);
+            // Art. 9(5)(7)–(9): quads and better are capped by the house maximum.
+            if let (BetKind::Raise, Some(max), Some(amount)) = (w.bet, round.max_payout, s.net_amount) {
+                if category >= Category5::Quads && amount > max {
+                    s.net_amount = Some(max);
+                    s.citations.push(rs.cite("9(5)(7)"));
+                }
+            }
+            bets.push(s);
+        }
+        hands.push(HandSettlement { seat: h.seat, hand: category.name().to_string(), null, bets });
+    }
+    let pool_after = settle_progressive(rs, round, &mut hands, &progressive_winners);
+    Ok(Settlement {
+        status: RoundStatus::Settled,
+        dealer_hand: dealer.category().name().to_string(),
+        dealer_qualifies: Some(qualifies),
+        hands,
+        banker_net: None,
+        progressive_pool_after: pool_after,
+    })
+}
+
+fn settle_sangong(rs: &Ruleset, round: &Round) -> Result<Settlement, RulesError> {
+    use super::sangong::SanGongValue;
+    let banker = three(&round.dealer, "the banker's hand")?;
+    let mut hands = Vec::new();
+    // The banker's gross result per bet, before commission.
+    let mut banker_gross: Money = 0;
+    let mut banker_won_bets: Money = 0;
+    let mut stakes_known = true;
+    for h in &round.hands {
+        let cards = three(&h.cards, &format!("{}", h.seat))?;
+        let mut bets = Vec::new();
+        for w in &h.wagers {
+            if w.bet != BetKind::Bet {
+                return Err(RulesError::BadRound(format!("sangong-1996 has no {} bet", w.bet)));
+            }
+            let o = payout::sangong_bet(rs, banker, cards);
+            match w.stake {
+                Some(stake) => {
+                    let player_gross = match o.outcome {
+                        Outcome::Win => stake,
+                        Outcome::Lose => -stake,
+                        _ => 0,
+                    };
+                    banker_gross -= player_gross;
+                    if player_gross < 0 {
+                        banker_won_bets += stake;
+                    }
+                }
+                None => stakes_known = false,
+            }
+            bets.push(bet_settlement(w, o));
+        }
+        hands.push(HandSettlement { seat: h.seat, hand: SanGongValue::of(cards).name(), null: None, bets });
+    }
+    // Art. 9: "5% de todas as jogadas ganhas" — on the banker side by option.
+    let commission = |amount: Money| (amount as f64 * rs.commission).round() as Money;
+    let banker_net = stakes_known.then(|| match rs.options.sangong_banker_commission() {
+        BankerCommission::NetWin if banker_gross > 0 => banker_gross - commission(banker_gross),
+        BankerCommission::EachWinningBet => banker_gross - commission(banker_won_bets),
+        _ => banker_gross,
+    });
+    Ok(Settlement {
+        status: RoundStatus::Settled,
+        dealer_hand: SanGongValue::of(banker).name(),
+        dealer_qualifies: None,
+        hands,
+        banker_net,
+        progressive_pool_after: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::card::parse_cards;
+    use crate::rules::ruleset::RulesetId;
+
+    fn hand(seat: u8, cards: &str, bets: &[(BetKind, Money)], decision: Decision) -> HandRound {
+        HandRound {
+            seat: Seat(seat),
+            cards: parse_cards(cards).unwrap(),
+            wagers: bets.iter().map(|&(bet, s)| Wager { bet, stake: Some(s) }).collect(),
+            decision,
+        }
+    }
+
+    fn round(hands: Vec<HandRound>, dealer: &str) -> Round {
+        Round { hands, dealer: parse_cards(dealer).unwrap(), community: vec![], irregularities: vec![], progressive_pool: None, max_payout: None }
+    }
+
+    fn nets(s: &HandSettlement) -> Vec<(BetKind, f64, Option<Money>)> {
+        s.bets.iter().map(|b| (b.bet, b.net_multiple, b.net_amount)).collect()
+    }
+
+    #[test]
+    fn fortune2025_full_round_with_ante_bonus_pair_plus_and_six_card_bonus() {
+        let rs = Ruleset::new(RulesetId::Fortune3cp2025);
+        let r = round(
+            vec![
+                // Straight flush vs dealer's Q-high: dealer qualifies, player wins 1+1, bonus 5 (13(4)(1)).
+                hand(1, "9H 10H JH", &[(BetKind::Ante, 100), (BetKind::Play, 100), (BetKind::PairPlus, 50), (BetKind::SixCardBonus, 10)], Decision::Played),
+                // A pair beats the dealer's Q-high.
+                hand(2, "2C 2D 7S", &[(BetKind::Ante, 100), (BetKind::Play, 100)], Decision::Played),
+                // Folded: loses the Ante (12(2)), Pair Plus still settled (13(5)).
+                hand(3, "3C 5D 8S", &[(BetKind::Ante, 100), (BetKind::PairPlus, 20)], Decision::Folded),
+            ],
+            "QS 4D 6C",
+        );
+        let s = settle(&rs, &r).unwrap();
+        assert_eq!(s.dealer_qualifies, Some(true));
+        assert_eq!(nets(&s.hands[0])[..3], [(BetKind::Ante, 6.0, Some(600)), (BetKind::Play, 1.0, Some(100)), (BetKind::PairPlus, 40.0, Some(2000))]);
+        // Six cards 9H 10H JH QS 4D 6C: no straight (no 8 or K), no flush, no pair → lost (13(6)).
+        assert_eq!(nets(&s.hands[0])[3], (BetKind::SixCardBonus, -1.0, Some(-10)));
+        assert_eq!(nets(&s.hands[1]), [(BetKind::Ante, 1.0, Some(100)), (BetKind::Play, 1.0, Some(100))]);
+        assert_eq!(nets(&s.hands[2]), [(BetKind::Ante, -1.0, Some(-100)), (BetKind::PairPlus, -1.0, Some(-20))]);
+        let cites: Vec<String> = s.hands[0].bets[0].citations.iter().map(|c| c.to_string()).collect();
+        assert_eq!(cites, ["fortune3cp-2025 Art. 13(3)", "fortune3cp-2025 Art. 13(4)(1)"]);
+    }
+
+    #[test]
+    fn fortune2025_dealer_not_qualified_returns_play_and_still_pays_the_bonus() {
+        // Art. 13(1): Ante 1 to 1, Play returned; 13(4) "independentemente de se prosseguir ou não o jogo".
+        let rs = Ruleset::new(RulesetId::Fortune3cp2025);
+        let s = settle(&rs, &round(vec![hand(1, "5S 5D 5C", &[(BetKind::Ante, 10), (BetKind::Play, 10)], Decision::Played)], "JS 4D 6C")).unwrap();
+        assert_eq!(s.dealer_qualifies, Some(false));
+        assert_eq!(nets(&s.hands[0]), [(BetKind::Ante, 5.0, Some(50)), (BetKind::Play, 0.0, Some(0))]);
+        // A straight that loses to a qualified dealer's better straight still gets its bonus (default `played`).
+        let s = settle(&rs, &round(vec![hand(1, "5S 6D 7C", &[(BetKind::Ante, 10), (BetKind::Play, 10)], Decision::Played)], "8S 9D 10C")).unwrap();
+        assert_eq!(nets(&s.hands[0]), [(BetKind::Ante, 0.0, Some(0)), (BetKind::Play, -1.0, Some(-10))]);
+    }
+
+    #[test]
+    fn fortune2008_win_table_pays_ante_and_play() {
+        // Art. 9(8): straight flush 5 to 1 on the winning bets.
+        let rs = Ruleset::new(RulesetId::Fortune3cp2008);
+        let s = settle(&rs, &round(vec![hand(1, "9H 10H JH", &[(BetKind::Ante, 10), (BetKind::Play, 10), (BetKind::PairPlus, 10)], Decision::Played)], "QS 4D 6C")).unwrap();
+        assert_eq!(nets(&s.hands[0]), [(BetKind::Ante, 5.0, Some(50)), (BetKind::Play, 5.0, Some(50)), (BetKind::PairPlus, 40.0, Some(400))]);
+        // A straight flush against an unqualified dealer: only Ante 1 to 1 (9(6)).
+        let s = settle(&rs, &round(vec![hand(1, "9H 10H JH", &[(BetKind::Ante, 10), (BetKind::Play, 10)], Decision::Played)], "JS 4D 6C")).unwrap();
+        assert_eq!(nets(&s.hands[0]), [(BetKind::Ante, 1.0, Some(10)), (BetKind::Play, 0.0, Some(0))]);
+    }
+
+    #[test]
+    fn qpoker_fold_loses_half_and_unqualified_dealer_pays_half() {
+        let rs = Ruleset::new(RulesetId::Qpoker2004);
+        let s = settle(
+            &rs,
+            &round(
+                vec![
+                    hand(1, "4S 5D 9C", &[(BetKind::Bet, 100)], Decision::Folded),
+                    hand(2, "AS 5H 9D", &[(BetKind::Bet, 100)], Decision::Played),
+                ],
+                "JS 4D 6C",
+            ),
+        )
+        .unwrap();
+        assert_eq!(nets(&s.hands[0]), [(BetKind::Bet, -0.5, Some(-50))]);
+        assert_eq!(nets(&s.hands[1]), [(BetKind::Bet, 0.5, Some(50))]);
+        // Art. 9(7)(3): a winning straight pays 3 to 2.
+        let s = settle(&rs, &round(vec![hand(1, "5S 6D 7C", &[(BetKind::Bet, 100)], Decision::Played)], "QS 4D 6C")).unwrap();
+        assert_eq!(nets(&s.hands[0]), [(BetKind::Bet, 1.5, Some(150))]);
+    }
+
+    #[test]
+    fn stud_raise_table_and_house_maximum() {
+        let rs = Ruleset::new(RulesetId::Stud2004);
+        let mut r = round(
+            vec![hand(1, "9S 9H 9D 9C 2S", &[(BetKind::Ante, 10), (BetKind::Raise, 20)], Decision::Played)],
+            "AS KD 4C 6D 8H",
+        );
+        let s = settle(&rs, &r).unwrap();
+        assert_eq!(s.dealer_qualifies, Some(true));
+        assert_eq!(nets(&s.hands[0]), [(BetKind::Ante, 1.0, Some(10)), (BetKind::Raise, 20.0, Some(400))]);
+        r.max_payout = Some(250);
+        let s = settle(&rs, &r).unwrap();
+        assert_eq!(s.hands[0].bets[1].net_amount, Some(250));
+        // Dealer without A-K: Ante 1 to 1, Raise returned (9(2)).
+        let s = settle(&rs, &round(vec![hand(1, "2S 2H 5D 7C 9S", &[(BetKind::Ante, 10), (BetKind::Raise, 20)], Decision::Played)], "AS QD 4C 6D 8H")).unwrap();
+        assert_eq!(nets(&s.hands[0]), [(BetKind::Ante, 1.0, Some(10)), (BetKind::Raise, 0.0, Some(0))]);
+    }
+
+    #[test]
+    fn void_round_returns_every_bet_and_hand_without_bet_is_null() {
+        let rs = Ruleset::new(RulesetId::Fortune3cp2025);
+        let mut r = round(vec![hand(1, "9H 10H JH", &[(BetKind::Ante, 10), (BetKind::Play, 10)], Decision::Played)], "QS 4D 6C");
+        r.irregularities.push(Observed { kind: IrregularityKind::SeveralPlayerCardsExposed, seat: None });
+        let s = settle(&rs, &r).unwrap();
+        assert!(matches!(s.status, RoundStatus::Void { reason: IrregularityKind::SeveralPlayerCardsExposed, .. }));
+        assert!(s.hands[0].bets.iter().all(|b| b.outcome == Outcome::Void && b.net_amount == Some(0)));
+        assert_eq!(s.hands[0].bets[0].citations[0].to_string(), "fortune3cp-2025 Art. 17(1)(3)");
+        // Cards to a hand with no bet: that hand null (17(4)(2)), others settled.
+        let mut r = round(vec![hand(1, "9H 10H JH", &[], Decision::Played), hand(2, "2C 2D 7S", &[(BetKind::Ante, 10), (BetKind::Play, 10)], Decision::Played)], "QS 4D 6C");
+        r.irregularities.push(Observed { kind: IrregularityKind::CardsToHandWithoutBet, seat: Some(Seat(1)) });
+        let s = settle(&rs, &r).unwrap();
+        assert_eq!(s.status, RoundStatus::Settled);
+        assert_eq!(s.hands[0].null.unwrap().to_string(), "fortune3cp-2025 Art. 17(4)(2)");
+        assert_eq!(nets(&s.hands[1]), [(BetKind::Ante, 1.0, Some(10)), (BetKind::Play, 1.0, Some(10))]);
+    }
+
+    #[test]
+    fn duplicate_cards_in_a_single_deck_game_are_refused() {
+        let rs = Ruleset::new(RulesetId::Fortune3cp2025);
+        let err = settle(&rs, &round(vec![hand(1, "QS 10H JH", &[(BetKind::Ante, 10)], Decision::Played)], "QS 4D 6C")).unwrap_err();
+        assert!(err.to_string().contains("QS appears twice"), "{err}");
+    }
+
+    #[test]
+    fn progressive_paid_from_the_pool_straight_flush_before_royal() {
+        let rs = Ruleset::new(RulesetId::Fortune3cp2025);
+        let mut r = round(
+            vec![
+                hand(1, "AS KS QS", &[(BetKind::Ante, 10), (BetKind::Play, 10), (BetKind::Progressive, 5)], Decision::Played),
+                hand(2, "9H 8H 7H", &[(BetKind::Ante, 10), (BetKind::Play, 10), (BetKind::Progressive, 5)], Decision::Played),
+            ],
+            "2C 4D 6C",
+        );
+        r.community = parse_cards("JS 10S").unwrap();
+        // Seat 2: 9H 8H 7H JS 10S is a straight, not a flush: it loses.
+        r.progressive_pool = Some(ProgressivePool { pool: 100_000, reset_to: 10_000, fixed: BTreeMap::from([(Category5::RoyalFlush, 50_000)]) });
+        let s = settle(&rs, &r).unwrap();
+        let p1 = &s.hands[0].bets[2];
+        assert_eq!((p1.outcome, p1.net_amount), (Outcome::Win, Some(100_000)));
+        assert_eq!(s.hands[1].bets[2].outcome, Outcome::Lose);
+        assert_eq!(s.progressive_pool_after, Some(10_000));
+    }
+
+    #[test]
+    fn sangong_commission_on_players_and_banker() {
+        let rs = Ruleset::new(RulesetId::Sangong1996);
+        let r = round(
+            vec![
+                hand(1, "KS QH 9D", &[(BetKind::Bet, 100)], Decision::Played), // 9 with two figures beats banker
+                hand(2, "AD 9C 10C", &[(BetKind::Bet, 100)], Decision::Played), // 0 no figure vs banker's 0 no figure: banker (Art. 8)
+                hand(4, "2S 3H 5D", &[(BetKind::Bet, 300)], Decision::Played), // 0 no figure as well
+            ],
+            "4S 6H 10D",
+        );
+        let s = settle(&rs, &r).unwrap();
+        assert_eq!(nets(&s.hands[0]), [(BetKind::Bet, 0.95, Some(95))]);
+        assert_eq!(nets(&s.hands[1]), [(BetKind::Bet, -1.0, Some(-100))]);
+        assert_eq!(s.hands[1].bets[0].citations[0].to_string(), "sangong-1996 Art. 8");
+        // Banker: +100 +300 −100 = +300 gross, 5% of net win → 285.
+        assert_eq!(s.banker_net, Some(285));
+    }
+}
