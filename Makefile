@@ -1,0 +1,53 @@
+# tablecam: common tasks. Every target works on a fresh Debian 12 with only the Rust toolchain
+# and python3: the ones that build anything run scripts/setup.sh first (fast when done).
+# Builds always use --release and the shared target/ directory.
+
+# What `make demo` runs after building (one shell line; `&&` stops at the first failure).
+DEMO_COMMANDS = ./target/release/tablecam rounds --all && ./target/release/tablecam odds --ruleset fortune3cp-2025
+
+# The rulesets `make odds` prints.
+RULESETS = fortune3cp-2025 fortune3cp-2008 stud-2004 qpoker-2004 sangong-1996
+
+CARGO ?= cargo
+PYTHON ?= python3
+BIN = ./target/release/tablecam
+
+.PHONY: setup build test demo bench odds lint fixtures doctor
+
+## setup: install missing Debian packages and ONNX Runtime (.native/onnxruntime/)
+setup:
+	bash scripts/setup.sh
+
+## build: release build of the library and the tablecam binary
+build: setup
+	$(CARGO) build --release
+
+## test: unit, integration and doc tests, then check that the benches still compile
+test: setup
+	$(CARGO) test --release
+	$(CARGO) build --release --benches
+
+## demo: build, then play the scripted rounds and print one ruleset's odds
+demo: build
+	$(DEMO_COMMANDS)
+
+## bench: run the criterion benches
+bench: setup
+	$(CARGO) bench
+
+## odds: house edge and return of every bet of every ruleset
+odds: build
+	@set -e; for r in $(RULESETS); do echo "== $$r"; $(BIN) odds --ruleset $$r; done
+
+## lint: formatting and clippy (warnings are errors)
+lint: setup
+	$(CARGO) fmt --check
+	$(CARGO) clippy --release --all-targets -- -D warnings
+
+## fixtures: regenerate models/fixtures/affine_softmax.onnx (needs PyPI for the `onnx` package)
+fixtures:
+	$(PYTHON) scripts/make_fixture_model.py
+
+## doctor: check the native stack on this machine
+doctor: build
+	$(BIN) doctor
