@@ -5,8 +5,10 @@
 //!
 //! How it is fast: every card maps to one 64-bit key that packs
 //! * a rank key in bits 0..32, chosen (greedily, see `RANK_KEYS`) so that the sum
-//!   of any five rank keys with at most four of a rank is unique — that sum
-//!   indexes a 397k-entry table of hand strengths for non-flush hands;
+//!   of any five rank keys with at most four of a rank is unique. The sums are
+//!   sparse (6,175 values below 397,076), so the strength table is compressed by
+//!   row displacement: row `sum >> 9` starts at `ROW_OFFSET[row]` in one dense
+//!   array of ~8k entries, so both loads stay in the L1 cache;
 //! * a 4-bit counter per suit in bits 32..48, pre-loaded with 3 so that a suit's
 //!   counter reaches 8 (bit 3 set) exactly when all five cards share that suit;
 //! * the rank's own bit in bits 48..61: for a flush the five ranks are distinct,
@@ -23,6 +25,13 @@ use super::card::{Card, Rank, Suit};
 /// by a greedy search (each key is the smallest that keeps the sums unique).
 const RANK_KEYS: [u32; 13] = [0, 1, 5, 22, 94, 312, 992, 2422, 5624, 12522, 19998, 43258, 79415];
 const MAX_RANK_SUM: usize = 5 * 79415;
+/// Row width of the displaced strength table (`sum & COLUMN_MASK` is the column).
+const ROW_SHIFT: u32 = 9;
+const COLUMN_MASK: u64 = (1 << ROW_SHIFT) - 1;
+const ROWS: usize = 1024;
+/// Capacity of the displaced table: a power of two, so that masking the index
+/// removes the bounds check.
+const PACKED_LEN: usize = 1 << 14;
 const SUIT_SHIFT: u32 = 32;
 const RANK_BIT_SHIFT: u32 = 48;
 const SUIT_COUNTERS_INIT: u64 = 0x3333 << SUIT_SHIFT;
@@ -34,8 +43,9 @@ const fn card_key(index: usize) -> u64 {
     RANK_KEYS[rank] as u64 | 1u64 << (SUIT_SHIFT + 4 * suit as u32) | 1u64 << (RANK_BIT_SHIFT + rank as u32)
 }
 
-const CARD_KEYS: [u64; 52] = {
-    let mut keys = [0u64; 52];
+/// Indexed by any `u8` so that lookups need no bounds check; entries past 51 are unused.
+const CARD_KEYS: [u64; 256] = {
+    let mut keys = [0u64; 256];
     let mut i = 0;
     while i < 52 {
         keys[i] = card_key(i);
@@ -133,8 +143,9 @@ impl HandRank5 {
 
 /// The five-card evaluator: two lookup tables built once per process (~0.8 MB).
 pub struct Evaluator5 {
-    by_rank_sum: Box<[u16]>,
-    by_flush_mask: Box<[u16]>,
+    row_offset: Box<[u32; ROWS]>,
+    by_packed_sum: Box<[u16; PACKED_LEN]>,
+    by_flush_mask: Box<[u16; 1 << 13]>,
 }
 
 impl Evaluator5 {
@@ -162,7 +173,9 @@ impl Evaluator5 {
         let strength = if k & FLUSH_TEST != 0 {
             self.by_flush_mask[((k >> RANK_BIT_SHIFT) & 0x1FFF) as usize]
         } else {
-            self.by_rank_sum[(k & 0xFFFF_FFFF) as usize]
+            let sum = k & 0xFFFF_FFFF;
+            let row = self.row_offset[(sum >> ROW_SHIFT) as usize & (ROWS - 1)] as u64;
+            self.by_packed_sum[((row + (sum & COLUMN_MASK)) as usize) & (PACKED_LEN - 1)]
         };
         HandRank5(strength)
     }
@@ -234,8 +247,39 @@ impl Evaluator5 {
             }
         }
         debug_assert_eq!(strength, 7462);
-        Evaluator5 { by_rank_sum, by_flush_mask }
+        let (row_offset, by_packed_sum) = displace_rows(&by_rank_sum);
+        let mut flush = Box::new([0u16; 1 << 13]);
+        flush.copy_from_slice(&by_flush_mask);
+        Evaluator5 { row_offset, by_packed_sum, by_flush_mask: flush }
     }
+}
+
+/// Packs the sparse `sum → strength` table by row displacement (Tarjan & Yao):
+/// rows of 512 columns are placed, fullest first, at the first offset where their
+/// occupied cells land on free cells of one dense array.
+fn displace_rows(sparse: &[u16]) -> (Box<[u32; ROWS]>, Box<[u16; PACKED_LEN]>) {
+    let width = 1usize << ROW_SHIFT;
+    let rows: Vec<Vec<usize>> = sparse.chunks(width).map(|row| (0..row.len()).filter(|&c| row[c] != 0).collect()).collect();
+    assert!(rows.len() <= ROWS, "rank-sum table has more rows than ROWS");
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by_key(|&r| std::cmp::Reverse(rows[r].len()));
+    let mut packed = Box::new([0u16; PACKED_LEN]);
+    let mut used = vec![false; PACKED_LEN];
+    let mut offsets = Box::new([0u32; ROWS]);
+    for r in order {
+        if rows[r].is_empty() {
+            continue;
+        }
+        let offset = (0..PACKED_LEN - width)
+            .find(|&o| rows[r].iter().all(|&c| !used[o + c]))
+            .expect("PACKED_LEN is large enough for the displaced rank-sum table");
+        for &c in &rows[r] {
+            used[offset + c] = true;
+            packed[offset + c] = sparse[r * width + c];
+        }
+        offsets[r] = offset as u32;
+    }
+    (offsets, packed)
 }
 
 enum Slot {
