@@ -31,6 +31,42 @@ fn cards<const N: usize>(h: [u8; N]) -> [Card; N] {
     h.map(|i| Card::from_index(i).expect("card index < 52"))
 }
 
+/// The baseline the fast evaluator is compared with in the same run: the
+/// textbook method (count ranks, test flush and straight, build a sortable key).
+fn naive_eval5(h: [u8; 5]) -> u32 {
+    let mut counts = [0u8; 13];
+    let mut suits = [0u8; 4];
+    for &c in &h {
+        counts[(c >> 2) as usize] += 1;
+        suits[(c & 3) as usize] += 1;
+    }
+    let flush = suits.contains(&5);
+    let mask: u16 = (0..13).filter(|&r| counts[r] > 0).fold(0, |m, r| m | 1 << r);
+    let straight_top = if mask.count_ones() == 5 && (mask >> mask.trailing_zeros()) == 0b11111 {
+        Some(15 - mask.leading_zeros())
+    } else if mask == 0b1_0000_0000_1111 {
+        Some(3)
+    } else {
+        None
+    };
+    let mut groups: Vec<(u8, u8)> =
+        (0..13u8).filter(|&r| counts[r as usize] > 0).map(|r| (counts[r as usize], r)).collect();
+    groups.sort_unstable_by(|a, b| b.cmp(a));
+    let kickers = groups.iter().fold(0u32, |k, g| k << 4 | g.1 as u32);
+    let category = match (flush, straight_top, groups[0].0, groups.get(1).map_or(0, |g| g.0)) {
+        (true, Some(_), _, _) => 8,
+        (_, _, 4, _) => 7,
+        (_, _, 3, 2) => 6,
+        (true, None, _, _) => 5,
+        (false, Some(_), _, _) => 4,
+        (_, _, 3, _) => 3,
+        (_, _, 2, 2) => 2,
+        (_, _, 2, _) => 1,
+        _ => 0,
+    };
+    category << 20 | straight_top.unwrap_or(kickers)
+}
+
 fn five_card(c: &mut Criterion) {
     let ev = Evaluator5::get();
     let hands = random_hands::<5>(1);
@@ -38,6 +74,9 @@ fn five_card(c: &mut Criterion) {
     g.throughput(Throughput::Elements(HANDS as u64));
     g.bench_function("random_hands", |b| {
         b.iter(|| hands.iter().fold(0u32, |acc, &h| acc.wrapping_add(ev.eval_indices(black_box(h)).strength() as u32)))
+    });
+    g.bench_function("random_hands_naive_baseline", |b| {
+        b.iter(|| hands.iter().fold(0u32, |acc, &h| acc.wrapping_add(naive_eval5(black_box(h)))))
     });
     g.throughput(Throughput::Elements(2_598_960));
     g.bench_function("all_2598960_hands", |b| {
@@ -48,13 +87,13 @@ fn five_card(c: &mut Criterion) {
                     for c_ in b_ + 1..52 {
                         for d in c_ + 1..52 {
                             for e in d + 1..52 {
-                                acc = acc.wrapping_add(ev.eval_indices(black_box([a, b_, c_, d, e])).strength() as u32);
+                                acc = acc.wrapping_add(ev.eval_indices([a, b_, c_, d, e]).strength() as u32);
                             }
                         }
                     }
                 }
             }
-            acc
+            black_box(acc)
         })
     });
     g.finish();
@@ -62,7 +101,9 @@ fn five_card(c: &mut Criterion) {
     let sixes: Vec<[Card; 6]> = random_hands::<6>(2).into_iter().map(cards).collect();
     let mut g = c.benchmark_group("best_five_of_six");
     g.throughput(Throughput::Elements(HANDS as u64));
-    g.bench_function("random_hands", |b| b.iter(|| sixes.iter().fold(0u32, |acc, h| acc.wrapping_add(ev.best_of(black_box(h)).0.strength() as u32))));
+    g.bench_function("random_hands", |b| {
+        b.iter(|| sixes.iter().fold(0u32, |acc, h| acc.wrapping_add(ev.best_of(black_box(h)).0.strength() as u32)))
+    });
     g.finish();
 
     let pairs: Vec<([Card; 5], [Card; 5])> = random_hands::<10>(3)
@@ -74,7 +115,9 @@ fn five_card(c: &mut Criterion) {
         .collect();
     let mut g = c.benchmark_group("stud_compare");
     g.throughput(Throughput::Elements(HANDS as u64));
-    g.bench_function("random_pairs", |b| b.iter(|| pairs.iter().filter(|(p, d)| compare_stud(black_box(*p), black_box(*d)).is_gt()).count()));
+    g.bench_function("random_pairs", |b| {
+        b.iter(|| pairs.iter().filter(|(p, d)| compare_stud(black_box(*p), black_box(*d)).is_gt()).count())
+    });
     g.finish();
 }
 
@@ -86,12 +129,16 @@ fn three_card(c: &mut Criterion) {
         ("fortune", ThreeCardRules::default()),
         ("qpoker_suit_ties", ThreeCardRules { suit_tie_breaks: SuitTieBreaks::QPoker, ..Default::default() }),
     ] {
-        g.bench_function(name, |b| b.iter(|| hands.iter().fold(0u32, |acc, &h| acc.wrapping_add(rules.eval(black_box(h)).value()))));
+        g.bench_function(name, |b| {
+            b.iter(|| hands.iter().fold(0u32, |acc, &h| acc.wrapping_add(rules.eval(black_box(h)).value())))
+        });
     }
     g.finish();
     let mut g = c.benchmark_group("sangong");
     g.throughput(Throughput::Elements(HANDS as u64));
-    g.bench_function("value", |b| b.iter(|| hands.iter().fold(0u32, |acc, &h| acc.wrapping_add(SanGongValue::of(black_box(h)).class as u32))));
+    g.bench_function("value", |b| {
+        b.iter(|| hands.iter().fold(0u32, |acc, &h| acc.wrapping_add(SanGongValue::of(black_box(h)).class as u32)))
+    });
     g.finish();
 }
 

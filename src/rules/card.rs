@@ -31,7 +31,12 @@ impl Suit {
 
     /// The suit with index `i` (0 = diamonds … 3 = spades).
     pub const fn from_index(i: u8) -> Suit {
-        Suit::ALL[(i & 3) as usize]
+        match i & 3 {
+            0 => Suit::Diamonds,
+            1 => Suit::Clubs,
+            2 => Suit::Hearts,
+            _ => Suit::Spades,
+        }
     }
 
     /// The one-letter code used in card codes: `S`, `H`, `D`, `C`.
@@ -106,7 +111,10 @@ impl Rank {
 
     /// The rank with index `i` (0 = two … 12 = ace).
     pub const fn from_index(i: u8) -> Rank {
-        Rank::ALL[i as usize % 13]
+        // A `static` (not the `const` ALL) so that runtime indexing reads one
+        // table instead of materialising the array at every call.
+        static RANKS: [Rank; 13] = Rank::ALL;
+        RANKS[i as usize % 13]
     }
 
     /// The rank's index (0 = two … 12 = ace).
@@ -233,10 +241,7 @@ impl<'de> Deserialize<'de> for Card {
 
 /// Parses a whitespace- or comma-separated list of card codes (`"AS KH 10D"`).
 pub fn parse_cards(s: &str) -> Result<Vec<Card>, RulesError> {
-    s.split(|c: char| c.is_whitespace() || c == ',')
-        .filter(|t| !t.is_empty())
-        .map(str::parse)
-        .collect()
+    s.split(|c: char| c.is_whitespace() || c == ',').filter(|t| !t.is_empty()).map(str::parse).collect()
 }
 
 /// A set of distinct cards of one deck, as a 52-bit mask.

@@ -99,7 +99,10 @@ pub fn sangong_first_place(deal: SanGongDeal, start: DiceCountStart) -> Result<S
         return Err(RulesError::BadDeal(format!("San Gong banker place {} is not 1..=8", deal.banker.0)));
     }
     if !(4..=24).contains(&deal.dice_total) {
-        return Err(RulesError::BadDeal(format!("four dice total {} is not 4..=24 (sangong-1996 Art. 2(2))", deal.dice_total)));
+        return Err(RulesError::BadDeal(format!(
+            "four dice total {} is not 4..=24 (sangong-1996 Art. 2(2))",
+            deal.dice_total
+        )));
     }
     let steps = match start {
         DiceCountStart::BankerIsOne => deal.dice_total - 1,
@@ -112,16 +115,20 @@ pub fn sangong_first_place(deal: SanGongDeal, start: DiceCountStart) -> Result<S
 
 /// The sequence of deliveries the ruleset prescribes.
 pub fn deal_plan(rs: &Ruleset, req: &DealRequest) -> Result<Vec<Delivery>, RulesError> {
-    let procedure = rs.dealing.iter().find(|p| p.mode == req.mode).ok_or_else(|| {
-        RulesError::BadDeal(format!("{} has no {:?} dealing procedure", rs.id, req.mode))
-    })?;
+    let procedure = rs
+        .dealing
+        .iter()
+        .find(|p| p.mode == req.mode)
+        .ok_or_else(|| RulesError::BadDeal(format!("{} has no {:?} dealing procedure", rs.id, req.mode)))?;
     let cite = procedure.citation;
     let per_hand = rs.cards_per_hand;
     let step = procedure.cards_at_a_time;
     let mut plan = Vec::new();
 
     if rs.kind == GameKind::SanGong {
-        let deal = req.sangong.ok_or_else(|| RulesError::BadDeal("San Gong needs the banker's place and the dice total".into()))?;
+        let deal = req
+            .sangong
+            .ok_or_else(|| RulesError::BadDeal("San Gong needs the banker's place and the dice total".into()))?;
         let first = sangong_first_place(deal, rs.options.sangong_dice_count_start())?;
         for i in 0..SANGONG_PLACES {
             let seat = Seat((first.0 - 1 + SANGONG_PLACES - i) % SANGONG_PLACES + 1);
@@ -151,12 +158,22 @@ pub fn deal_plan(rs: &Ruleset, req: &DealRequest) -> Result<Vec<Delivery>, Rules
             plan.push(Delivery { to: Position::Seat(seat), cards: step, face_up: 0, citation: cite });
         }
         if rs.dealer_turn == DealerTurn::LastInEachPass || step > 1 {
-            plan.push(Delivery { to: Position::Dealer, cards: step, face_up: dealer_face_up(last_pass, step), citation: cite });
+            plan.push(Delivery {
+                to: Position::Dealer,
+                cards: step,
+                face_up: dealer_face_up(last_pass, step),
+                citation: cite,
+            });
         }
     }
     if rs.dealer_turn == DealerTurn::AfterAllPlayers && step == 1 {
         for i in 0..per_hand {
-            plan.push(Delivery { to: Position::Dealer, cards: 1, face_up: dealer_face_up(i + 1 == per_hand, 1), citation: cite });
+            plan.push(Delivery {
+                to: Position::Dealer,
+                cards: 1,
+                face_up: dealer_face_up(i + 1 == per_hand, 1),
+                citation: cite,
+            });
         }
     }
     if rs.community_cards > 0 && req.progressive_present {
@@ -164,9 +181,16 @@ pub fn deal_plan(rs: &Ruleset, req: &DealRequest) -> Result<Vec<Delivery>, Rules
         match (req.mode, req.shuffler_gives_three_for_community) {
             (DealingMode::Shuffler, true) => {
                 plan.push(Delivery { to: Position::Discard, cards: 1, face_up: 0, citation: rs.cite("11(4)") });
-                plan.push(Delivery { to: Position::Community, cards: rs.community_cards, face_up: 0, citation: rs.cite("11(4)") });
+                plan.push(Delivery {
+                    to: Position::Community,
+                    cards: rs.community_cards,
+                    face_up: 0,
+                    citation: rs.cite("11(4)"),
+                });
             }
-            (DealingMode::Shuffler, false) => plan.push(Delivery { to: Position::Community, cards: rs.community_cards, face_up: 0, citation: c3 }),
+            (DealingMode::Shuffler, false) => {
+                plan.push(Delivery { to: Position::Community, cards: rs.community_cards, face_up: 0, citation: c3 })
+            }
             (DealingMode::Shoe, _) => {
                 for _ in 0..rs.community_cards {
                     plan.push(Delivery { to: Position::Community, cards: 1, face_up: 0, citation: c3 });
@@ -242,14 +266,22 @@ mod tests {
         let deal = SanGongDeal { banker: Seat(3), dice_total: 10 };
         // Banker counts 1: 10 → 9 steps counter-clockwise → one step: seat 2.
         assert_eq!(sangong_first_place(deal, DiceCountStart::BankerIsOne).unwrap(), Seat(2));
-        assert_eq!(sangong_first_place(SanGongDeal { banker: Seat(3), dice_total: 9 }, DiceCountStart::BankerIsOne).unwrap(), Seat(3));
+        assert_eq!(
+            sangong_first_place(SanGongDeal { banker: Seat(3), dice_total: 9 }, DiceCountStart::BankerIsOne).unwrap(),
+            Seat(3)
+        );
         assert_eq!(sangong_first_place(deal, DiceCountStart::BankerIsZero).unwrap(), Seat(1));
         let rs = Ruleset::new(RulesetId::Sangong1996);
         let mut r = req(DealingMode::Shuffler, &[]);
         r.sangong = Some(deal);
         let plan = deal_plan(&rs, &r).unwrap();
-        assert_eq!(targets(&plan), ["seat 2x3", "seat 1x3", "seat 8x3", "seat 7x3", "seat 6x3", "seat 5x3", "seat 4x3", "seat 3x3"]);
-        assert!(sangong_first_place(SanGongDeal { banker: Seat(3), dice_total: 3 }, DiceCountStart::BankerIsOne).is_err());
+        assert_eq!(
+            targets(&plan),
+            ["seat 2x3", "seat 1x3", "seat 8x3", "seat 7x3", "seat 6x3", "seat 5x3", "seat 4x3", "seat 3x3"]
+        );
+        assert!(
+            sangong_first_place(SanGongDeal { banker: Seat(3), dice_total: 3 }, DiceCountStart::BankerIsOne).is_err()
+        );
     }
 
     #[test]

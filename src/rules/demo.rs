@@ -91,7 +91,9 @@ fn plays(rs: &Ruleset, cards: &[Card]) -> bool {
             let rules = rs.three_card_rules();
             let three: [Card; 3] = cards.try_into().expect("three cards");
             let q64 = rules.eval(["QD".parse().unwrap(), "6C".parse().unwrap(), "4C".parse().unwrap()]);
-            rules.eval(three) >= q64 || payout::dealer_qualifies3(rules.eval(three)) && rules.eval(three).category() > super::eval3::Category3::HighCard
+            rules.eval(three) >= q64
+                || payout::dealer_qualifies3(rules.eval(three))
+                    && rules.eval(three).category() > super::eval3::Category3::HighCard
         }
     }
 }
@@ -109,7 +111,13 @@ fn deal_round(rs: &Ruleset, rng: &mut Rng) -> Result<(Round, DealingMode), Rules
         (if seats.is_empty() { vec![Seat(1)] } else { seats }, None)
     };
     let progressive_present = !rs.progressive.is_empty() && rng.below(2) == 0;
-    let req = DealRequest { mode, seats_with_bets: seats.clone(), progressive_present, shuffler_gives_three_for_community: false, sangong };
+    let req = DealRequest {
+        mode,
+        seats_with_bets: seats.clone(),
+        progressive_present,
+        shuffler_gives_three_for_community: false,
+        sangong,
+    };
     let mut by_position: std::collections::BTreeMap<Position, Vec<Card>> = Default::default();
     for d in deal_plan(rs, &req)? {
         for _ in 0..d.cards {
@@ -136,7 +144,8 @@ fn deal_round(rs: &Ruleset, rng: &mut Rng) -> Result<(Round, DealingMode), Rules
                     _ => rng.below(2) == 0,
                 };
                 if wanted {
-                    wagers.push(Wager { bet: *bet, stake: Some(if *bet == BetKind::Progressive { 100 } else { stake }) });
+                    wagers
+                        .push(Wager { bet: *bet, stake: Some(if *bet == BetKind::Progressive { 100 } else { stake }) });
                 }
             }
             let decision = if plays(rs, &cards) { Decision::Played } else { Decision::Folded };

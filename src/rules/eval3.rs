@@ -29,8 +29,14 @@ pub enum Category3 {
 
 impl Category3 {
     /// All categories, lowest first.
-    pub const ALL: [Category3; 6] =
-        [Category3::HighCard, Category3::Pair, Category3::Flush, Category3::Straight, Category3::Trips, Category3::StraightFlush];
+    pub const ALL: [Category3; 6] = [
+        Category3::HighCard,
+        Category3::Pair,
+        Category3::Flush,
+        Category3::Straight,
+        Category3::Trips,
+        Category3::StraightFlush,
+    ];
 
     /// A short English name.
     pub const fn name(self) -> &'static str {
@@ -90,8 +96,9 @@ pub struct HandRank3(u32);
 
 impl HandRank3 {
     /// The hand's category.
-    pub const fn category(self) -> Category3 {
-        Category3::ALL[(self.0 >> 24) as usize]
+    pub fn category(self) -> Category3 {
+        static CATEGORIES: [Category3; 6] = Category3::ALL;
+        CATEGORIES[(self.0 >> 24) as usize % 6]
     }
 
     /// The raw strength value (for tables and sorting).
@@ -133,7 +140,10 @@ impl ThreeCardRules {
         } else {
             None
         };
-        let akq_demoted = self.top_straight_flush == TopStraightFlush::Kqj && suited && ra == Rank::Ace as u32 && rb == Rank::King as u32;
+        let akq_demoted = self.top_straight_flush == TopStraightFlush::Kqj
+            && suited
+            && ra == Rank::Ace as u32
+            && rb == Rank::King as u32;
         let qpoker = self.suit_tie_breaks == SuitTieBreaks::QPoker;
         let (category, ranks, tie_suit) = match straight_top {
             Some((top, top_card)) if !akq_demoted => {
@@ -145,7 +155,8 @@ impl ThreeCardRules {
             _ if rb == rc => (Category3::Pair, rb << 16 | ra << 12, if qpoker { a.suit() as u32 } else { 0 }),
             _ => {
                 let cat = if suited { Category3::Flush } else { Category3::HighCard };
-                let by_suit = qpoker || (self.suit_tie_breaks == SuitTieBreaks::HighCardOnly && cat == Category3::HighCard);
+                let by_suit =
+                    qpoker || (self.suit_tie_breaks == SuitTieBreaks::HighCardOnly && cat == Category3::HighCard);
                 (cat, ra << 16 | rb << 12 | rc << 8, if by_suit { a.suit() as u32 + 1 } else { 0 })
             }
         };
@@ -165,9 +176,7 @@ mod tests {
 
     fn all_hands() -> impl Iterator<Item = [Card; 3]> {
         (0..52u8).flat_map(|a| {
-            (a + 1..52).flat_map(move |b| {
-                (b + 1..52).map(move |c| [a, b, c].map(|i| Card::from_index(i).unwrap()))
-            })
+            (a + 1..52).flat_map(move |b| (b + 1..52).map(move |c| [a, b, c].map(|i| Card::from_index(i).unwrap())))
         })
     }
 
@@ -181,10 +190,9 @@ mod tests {
 
     #[test]
     fn all_22100_hands_fall_into_the_standard_categories() {
-        for rules in [
-            ThreeCardRules::default(),
-            ThreeCardRules { suit_tie_breaks: SuitTieBreaks::QPoker, ..Default::default() },
-        ] {
+        for rules in
+            [ThreeCardRules::default(), ThreeCardRules { suit_tie_breaks: SuitTieBreaks::QPoker, ..Default::default() }]
+        {
             // high card, pair, flush, straight, trips, straight flush
             assert_eq!(category_counts(rules), [16_440, 3_744, 1_096, 720, 52, 48]);
         }

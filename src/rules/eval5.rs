@@ -44,7 +44,7 @@ const fn card_key(index: usize) -> u64 {
 }
 
 /// Indexed by any `u8` so that lookups need no bounds check; entries past 51 are unused.
-const CARD_KEYS: [u64; 256] = {
+static CARD_KEYS: [u64; 256] = {
     let mut keys = [0u64; 256];
     let mut i = 0;
     while i < 52 {
@@ -228,7 +228,7 @@ impl Evaluator5 {
                 classes.push((class_key(&c, true), Slot::Flush(mask as usize)));
             }
         }
-        classes.sort_by(|a, b| a.0.cmp(&b.0));
+        classes.sort_by_key(|c| c.0);
         let mut by_rank_sum = vec![0u16; MAX_RANK_SUM + 1].into_boxed_slice();
         let mut by_flush_mask = vec![0u16; 1 << 13].into_boxed_slice();
         let mut strength = 0u16;
@@ -259,7 +259,8 @@ impl Evaluator5 {
 /// occupied cells land on free cells of one dense array.
 fn displace_rows(sparse: &[u16]) -> (Box<[u32; ROWS]>, Box<[u16; PACKED_LEN]>) {
     let width = 1usize << ROW_SHIFT;
-    let rows: Vec<Vec<usize>> = sparse.chunks(width).map(|row| (0..row.len()).filter(|&c| row[c] != 0).collect()).collect();
+    let rows: Vec<Vec<usize>> =
+        sparse.chunks(width).map(|row| (0..row.len()).filter(|&c| row[c] != 0).collect()).collect();
     assert!(rows.len() <= ROWS, "rank-sum table has more rows than ROWS");
     let mut order: Vec<usize> = (0..rows.len()).collect();
     order.sort_by_key(|&r| std::cmp::Reverse(rows[r].len()));
@@ -293,7 +294,8 @@ type ClassKey = (Category5, [u8; 5]);
 
 fn class_key(counts: &[u8; 13], flush: bool) -> ClassKey {
     // Ranks ordered by (multiplicity, rank), both descending.
-    let mut groups: Vec<(u8, u8)> = (0..13u8).filter(|&r| counts[r as usize] > 0).map(|r| (counts[r as usize], r)).collect();
+    let mut groups: Vec<(u8, u8)> =
+        (0..13u8).filter(|&r| counts[r as usize] > 0).map(|r| (counts[r as usize], r)).collect();
     groups.sort_by(|a, b| b.cmp(a));
     let mut ranks = [0u8; 5];
     for (i, g) in groups.iter().enumerate() {

@@ -30,7 +30,9 @@ pub enum RulesError {
     #[error("unknown ruleset {0:?}: known rulesets are fortune3cp-2025, fortune3cp-2008, stud-2004, qpoker-2004, sangong-1996")]
     UnknownRuleset(String),
     /// An option set on a ruleset it does not belong to.
-    #[error("option `{option}` does not apply to {ruleset}; it belongs to {applies_to} (see docs/rules.md, options table)")]
+    #[error(
+        "option `{option}` does not apply to {ruleset}; it belongs to {applies_to} (see docs/rules.md, options table)"
+    )]
     OptionNotApplicable {
         /// The option.
         option: &'static str,

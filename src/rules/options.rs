@@ -244,12 +244,20 @@ impl RulesetOptions {
         }
         if let Some(p) = self.stud_royal_raise_pays {
             if !(50..=100).contains(&p) {
-                return Err(RulesError::OptionOutOfRange { option: "stud_royal_raise_pays", value: p.to_string(), range: "50 to 100 (stud-2004 Art. 9(5)(9))" });
+                return Err(RulesError::OptionOutOfRange {
+                    option: "stud_royal_raise_pays",
+                    value: p.to_string(),
+                    range: "50 to 100 (stud-2004 Art. 9(5)(9))",
+                });
             }
         }
         if let Some(d) = self.qpoker_decks {
             if !(1..=8).contains(&d) {
-                return Err(RulesError::OptionOutOfRange { option: "qpoker_decks", value: d.to_string(), range: "1 to 8" });
+                return Err(RulesError::OptionOutOfRange {
+                    option: "qpoker_decks",
+                    value: d.to_string(),
+                    range: "1 to 8",
+                });
             }
         }
         Ok(())

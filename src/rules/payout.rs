@@ -107,7 +107,9 @@ pub fn fortune_ante_play(rs: &Ruleset, player: HandRank3, dealer: HandRank3, pla
         (BetOutcome::new(1.0, rule), BetOutcome::new(0.0, rule))
     } else {
         match player.cmp(&dealer) {
-            Ordering::Greater if y2025 => (BetOutcome::new(1.0, rs.cite("13(3)")), BetOutcome::new(1.0, rs.cite("13(3)"))),
+            Ordering::Greater if y2025 => {
+                (BetOutcome::new(1.0, rs.cite("13(3)")), BetOutcome::new(1.0, rs.cite("13(3)")))
+            }
             Ordering::Greater => {
                 // 2008 Art. 9(8): winners paid by the table; "other" hands 1 to 1.
                 let (table, line_cite) = match bonus_line {
@@ -153,10 +155,13 @@ pub fn pair_plus(rs: &Ruleset, player: HandRank3) -> BetOutcome {
     let table = rs.pair_plus.as_ref().expect("ruleset has a Pair Plus table");
     match table.line(player.category()) {
         Some(l) => BetOutcome::new(l.pays_to_one, l.citation),
-        None => BetOutcome::new(-1.0, rs.cite(match rs.id {
-            RulesetId::Fortune3cp2025 => "13(5)",
-            _ => "9(1)",
-        })),
+        None => BetOutcome::new(
+            -1.0,
+            rs.cite(match rs.id {
+                RulesetId::Fortune3cp2025 => "13(5)",
+                _ => "9(1)",
+            }),
+        ),
     }
 }
 
@@ -189,7 +194,10 @@ pub fn stud_ante_raise(rs: &Ruleset, player: [Card; 5], dealer: [Card; 5], raise
             let line = rs.raise_table.as_ref().and_then(|t| t.line(category)).copied();
             let pays = line.map_or(1.0, |l| l.pays_to_one);
             let rule = rs.cite("9(5)");
-            AntePlay { ante: BetOutcome::new(1.0, rule), play: Some(BetOutcome::new(pays, rule).with(line.map(|l| l.citation))) }
+            AntePlay {
+                ante: BetOutcome::new(1.0, rule),
+                play: Some(BetOutcome::new(pays, rule).with(line.map(|l| l.citation))),
+            }
         }
         Ordering::Less => {
             let rule = rs.cite("9(4)");
@@ -240,7 +248,8 @@ pub fn sangong_bet(rs: &Ruleset, banker: [Card; 3], player: [Card; 3]) -> BetOut
     match sangong::compare(banker, player) {
         SanGongWinner::Player => BetOutcome::new(1.0 - rs.commission, rs.cite("7(1)")).with(Some(rs.cite("9"))),
         SanGongWinner::Banker => {
-            let both_zero = sangong::SanGongValue::of(banker).class == 31 && sangong::SanGongValue::of(player).class == 31;
+            let both_zero =
+                sangong::SanGongValue::of(banker).class == 31 && sangong::SanGongValue::of(player).class == 31;
             BetOutcome::new(-1.0, rs.cite(if both_zero { "8" } else { "7(1)" }))
         }
         SanGongWinner::Tie => BetOutcome::new(identical_net(rs), rs.cite("7(2)")),

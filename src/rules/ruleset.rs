@@ -35,8 +35,13 @@ pub enum RulesetId {
 
 impl RulesetId {
     /// Every ruleset, in the order of GAMES.md.
-    pub const ALL: [RulesetId; 5] =
-        [RulesetId::Fortune3cp2025, RulesetId::Fortune3cp2008, RulesetId::Stud2004, RulesetId::Qpoker2004, RulesetId::Sangong1996];
+    pub const ALL: [RulesetId; 5] = [
+        RulesetId::Fortune3cp2025,
+        RulesetId::Fortune3cp2008,
+        RulesetId::Stud2004,
+        RulesetId::Qpoker2004,
+        RulesetId::Sangong1996,
+    ];
 
     /// The id as written in files and on the command line.
     pub const fn as_str(self) -> &'static str {
@@ -406,11 +411,21 @@ pub struct Ruleset {
 }
 
 fn table3(id: RulesetId, lines: &[(Category3, f64, &'static str)]) -> PayTable<Category3> {
-    PayTable { lines: lines.iter().map(|&(category, pays_to_one, a)| PayLine { category, pays_to_one, citation: Citation::new(id, a) }).collect() }
+    PayTable {
+        lines: lines
+            .iter()
+            .map(|&(category, pays_to_one, a)| PayLine { category, pays_to_one, citation: Citation::new(id, a) })
+            .collect(),
+    }
 }
 
 fn table5(id: RulesetId, lines: &[(Category5, f64, &'static str)]) -> PayTable<Category5> {
-    PayTable { lines: lines.iter().map(|&(category, pays_to_one, a)| PayLine { category, pays_to_one, citation: Citation::new(id, a) }).collect() }
+    PayTable {
+        lines: lines
+            .iter()
+            .map(|&(category, pays_to_one, a)| PayLine { category, pays_to_one, citation: Citation::new(id, a) })
+            .collect(),
+    }
 }
 
 impl Ruleset {
@@ -456,8 +471,18 @@ impl Ruleset {
                 direction: Direction::Clockwise,
                 face_up_by_design: FaceUpByDesign::None,
                 qualifier: (Qualifier::QueenHigh, c("13(1)")),
-                three_card: Some(ThreeCardRules { top_straight_flush: TopStraightFlush::Akq, suit_tie_breaks: options.three_odd_cards_tie() }),
-                main_bonus3: Some(table3(id, &[(C3::StraightFlush, 5.0, "13(4)(1)"), (C3::Trips, 4.0, "13(4)(2)"), (C3::Straight, 1.0, "13(4)(3)")])),
+                three_card: Some(ThreeCardRules {
+                    top_straight_flush: TopStraightFlush::Akq,
+                    suit_tie_breaks: options.three_odd_cards_tie(),
+                }),
+                main_bonus3: Some(table3(
+                    id,
+                    &[
+                        (C3::StraightFlush, 5.0, "13(4)(1)"),
+                        (C3::Trips, 4.0, "13(4)(2)"),
+                        (C3::Straight, 1.0, "13(4)(3)"),
+                    ],
+                )),
                 raise_table: None,
                 pair_plus: Some(table3(
                     id,
@@ -482,10 +507,22 @@ impl Ruleset {
                     ],
                 )),
                 progressive: vec![
-                    ProgressiveLine { category: C5::RoyalFlush, award: ProgressiveAward::FixedOrPoolShare { pool_fraction: 1.0 }, citation: c("16(3)(1)") },
-                    ProgressiveLine { category: C5::StraightFlush, award: ProgressiveAward::FixedOrPoolShare { pool_fraction: 0.10 }, citation: c("16(3)(2)") },
+                    ProgressiveLine {
+                        category: C5::RoyalFlush,
+                        award: ProgressiveAward::FixedOrPoolShare { pool_fraction: 1.0 },
+                        citation: c("16(3)(1)"),
+                    },
+                    ProgressiveLine {
+                        category: C5::StraightFlush,
+                        award: ProgressiveAward::FixedOrPoolShare { pool_fraction: 0.10 },
+                        citation: c("16(3)(2)"),
+                    },
                     ProgressiveLine { category: C5::Quads, award: ProgressiveAward::Fixed, citation: c("16(3)(3)") },
-                    ProgressiveLine { category: C5::FullHouse, award: ProgressiveAward::Fixed, citation: c("16(3)(4)") },
+                    ProgressiveLine {
+                        category: C5::FullHouse,
+                        award: ProgressiveAward::Fixed,
+                        citation: c("16(3)(4)"),
+                    },
                     ProgressiveLine { category: C5::Flush, award: ProgressiveAward::Fixed, citation: c("16(3)(5)") },
                 ],
                 commission: 0.0,
@@ -524,7 +561,10 @@ impl Ruleset {
                 direction: Direction::Clockwise,
                 face_up_by_design: FaceUpByDesign::None,
                 qualifier: (Qualifier::QueenHigh, c("9(5)")),
-                three_card: Some(ThreeCardRules { top_straight_flush: options.top_straight_flush(), suit_tie_breaks: options.three_odd_cards_tie() }),
+                three_card: Some(ThreeCardRules {
+                    top_straight_flush: options.top_straight_flush(),
+                    suit_tie_breaks: options.three_odd_cards_tie(),
+                }),
                 // Art. 9(8): paid to winners against a qualified dealer.
                 main_bonus3: Some(table3(
                     id,
@@ -597,8 +637,16 @@ impl Ruleset {
                 pair_plus: None,
                 six_card_bonus: None,
                 progressive: vec![
-                    ProgressiveLine { category: C5::RoyalFlush, award: ProgressiveAward::FixedOrPoolShare { pool_fraction: 1.0 }, citation: c("10(2)") },
-                    ProgressiveLine { category: C5::StraightFlush, award: ProgressiveAward::FixedOrPoolShare { pool_fraction: 0.10 }, citation: c("10(3)") },
+                    ProgressiveLine {
+                        category: C5::RoyalFlush,
+                        award: ProgressiveAward::FixedOrPoolShare { pool_fraction: 1.0 },
+                        citation: c("10(2)"),
+                    },
+                    ProgressiveLine {
+                        category: C5::StraightFlush,
+                        award: ProgressiveAward::FixedOrPoolShare { pool_fraction: 0.10 },
+                        citation: c("10(3)"),
+                    },
                     ProgressiveLine { category: C5::Quads, award: ProgressiveAward::Fixed, citation: c("10(4)") },
                     ProgressiveLine { category: C5::FullHouse, award: ProgressiveAward::Fixed, citation: c("10(4)") },
                     ProgressiveLine { category: C5::Flush, award: ProgressiveAward::Fixed, citation: c("10(4)") },
@@ -612,7 +660,11 @@ impl Ruleset {
                     rule(K::OnePlayerCardExposed, Consequence::Continues, "11(2)"),
                     rule(
                         K::DealerCardExposed,
-                        if options.stud_exposed_dealer_card_burn() { Consequence::DealerCardSetAside } else { Consequence::DealerCardStaysUp },
+                        if options.stud_exposed_dealer_card_burn() {
+                            Consequence::DealerCardSetAside
+                        } else {
+                            Consequence::DealerCardStaysUp
+                        },
                         "11(2)",
                     ),
                     rule(K::CardsToHandWithoutBet, Consequence::HandNull, "11(3)"),
@@ -639,7 +691,10 @@ impl Ruleset {
                 direction: Direction::Clockwise,
                 face_up_by_design: FaceUpByDesign::None,
                 qualifier: (Qualifier::QueenHigh, c("9(4)")),
-                three_card: Some(ThreeCardRules { top_straight_flush: TopStraightFlush::Akq, suit_tie_breaks: SuitTieBreaks::QPoker }),
+                three_card: Some(ThreeCardRules {
+                    top_straight_flush: TopStraightFlush::Akq,
+                    suit_tie_breaks: SuitTieBreaks::QPoker,
+                }),
                 main_bonus3: Some(table3(
                     id,
                     &[(C3::StraightFlush, 3.0, "9(7)(1)"), (C3::Trips, 2.0, "9(7)(2)"), (C3::Straight, 1.5, "9(7)(3)")],
@@ -681,7 +736,11 @@ impl Ruleset {
                 cards_per_hand: 3,
                 community_cards: 0,
                 bet_spots: vec![(BetKind::Bet, c("3"))],
-                dealing: vec![DealingProcedure { mode: DealingMode::Shuffler, cards_at_a_time: 3, citation: c("2(4)") }],
+                dealing: vec![DealingProcedure {
+                    mode: DealingMode::Shuffler,
+                    cards_at_a_time: 3,
+                    citation: c("2(4)"),
+                }],
                 dealer_turn: DealerTurn::AsAPlace,
                 direction: Direction::CounterClockwise,
                 face_up_by_design: FaceUpByDesign::None,
@@ -761,8 +820,14 @@ mod tests {
         assert_eq!(f25.irregularity(K::OnePlayerCardExposed).unwrap().consequence, Consequence::Continues);
         assert_eq!(f25.irregularity(K::CardsToHandWithoutBet).unwrap().consequence, Consequence::HandNull);
         // 17(3): progressive carries over on a dealing breach, not (by default) on an exposed dealer card.
-        assert_eq!(f25.irregularity(K::WrongDealOrder).unwrap().consequence, Consequence::RoundVoid { progressive_carries_over: true });
-        assert_eq!(f25.irregularity(K::DealerCardExposed).unwrap().consequence, Consequence::RoundVoid { progressive_carries_over: false });
+        assert_eq!(
+            f25.irregularity(K::WrongDealOrder).unwrap().consequence,
+            Consequence::RoundVoid { progressive_carries_over: true }
+        );
+        assert_eq!(
+            f25.irregularity(K::DealerCardExposed).unwrap().consequence,
+            Consequence::RoundVoid { progressive_carries_over: false }
+        );
         // fortune3cp-2008 Art. 11(2): exposures do not void, a dealer card is set aside.
         let f08 = Ruleset::new(RulesetId::Fortune3cp2008);
         assert_eq!(f08.irregularity(K::SeveralPlayerCardsExposed).unwrap().consequence, Consequence::Continues);
@@ -773,7 +838,10 @@ mod tests {
         assert_eq!(q.irregularity(K::SeveralPlayerCardsExposed).unwrap().consequence, Consequence::Continues);
         // stud-2004 Art. 11(1): two or more exposed → void, progressive carries over.
         let s = Ruleset::new(RulesetId::Stud2004);
-        assert_eq!(s.irregularity(K::SeveralPlayerCardsExposed).unwrap().consequence, Consequence::RoundVoid { progressive_carries_over: true });
+        assert_eq!(
+            s.irregularity(K::SeveralPlayerCardsExposed).unwrap().consequence,
+            Consequence::RoundVoid { progressive_carries_over: true }
+        );
         assert_eq!(s.irregularity(K::DealerCardExposed).unwrap().consequence, Consequence::DealerCardStaysUp);
         // sangong-1996 Art. 4: exposed cards are valid; no bet-less hands (all 8 dealt).
         let g = Ruleset::new(RulesetId::Sangong1996);

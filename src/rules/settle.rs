@@ -185,7 +185,9 @@ pub fn settle(rs: &Ruleset, round: &Round) -> Result<Settlement, RulesError> {
     // Irregularities that void the round.
     for obs in &round.irregularities {
         if let Some(rule) = rs.irregularity(obs.kind) {
-            if let Consequence::RoundVoid { progressive_carries_over } | Consequence::Redeal { progressive_carries_over } = rule.consequence {
+            if let Consequence::RoundVoid { progressive_carries_over }
+            | Consequence::Redeal { progressive_carries_over } = rule.consequence
+            {
                 let hands = round
                     .hands
                     .iter()
@@ -233,11 +235,21 @@ fn check_cards(rs: &Ruleset, round: &Round) -> Result<(), RulesError> {
 fn bet_settlement(w: &Wager, o: BetOutcome) -> BetSettlement {
     let mut citations = vec![o.rule];
     citations.extend(o.also);
-    BetSettlement { bet: w.bet, outcome: o.outcome, net_multiple: o.net, stake: w.stake, net_amount: money(w.stake, o.net), citations }
+    BetSettlement {
+        bet: w.bet,
+        outcome: o.outcome,
+        net_multiple: o.net,
+        stake: w.stake,
+        net_amount: money(w.stake, o.net),
+        citations,
+    }
 }
 
 fn null_citation(rs: &Ruleset, round: &Round, h: &HandRound) -> Option<Citation> {
-    let no_bet = round.irregularities.iter().any(|o| o.kind == IrregularityKind::CardsToHandWithoutBet && o.seat == Some(h.seat));
+    let no_bet = round
+        .irregularities
+        .iter()
+        .any(|o| o.kind == IrregularityKind::CardsToHandWithoutBet && o.seat == Some(h.seat));
     if no_bet || h.wagers.is_empty() {
         rs.irregularity(IrregularityKind::CardsToHandWithoutBet).map(|r| r.citation)
     } else {
@@ -263,20 +275,29 @@ fn settle_three_card(rs: &Ruleset, round: &Round) -> Result<Settlement, RulesErr
                 BetOutcome::void(c)
             } else {
                 match (rs.kind, w.bet) {
-                    (GameKind::FortuneThreeCard, BetKind::Ante) => payout::fortune_ante_play(rs, rank, dealer, played).ante,
-                    (GameKind::FortuneThreeCard, BetKind::Play) => match payout::fortune_ante_play(rs, rank, dealer, played).play {
-                        Some(p) => p,
-                        None => continue, // no Play on a folded hand
-                    },
+                    (GameKind::FortuneThreeCard, BetKind::Ante) => {
+                        payout::fortune_ante_play(rs, rank, dealer, played).ante
+                    }
+                    (GameKind::FortuneThreeCard, BetKind::Play) => {
+                        match payout::fortune_ante_play(rs, rank, dealer, played).play {
+                            Some(p) => p,
+                            None => continue, // no Play on a folded hand
+                        }
+                    }
                     (_, BetKind::PairPlus) => payout::pair_plus(rs, rank),
                     (GameKind::FortuneThreeCard, BetKind::SixCardBonus) if rs.six_card_bonus.is_some() => {
                         payout::six_card_bonus(rs, cards, dealer_cards).0
                     }
                     (GameKind::FortuneThreeCard, BetKind::Progressive) if !rs.progressive.is_empty() => {
                         let community: [Card; 2] = round.community.as_slice().try_into().map_err(|_| {
-                            RulesError::BadRound(format!("a Progressive bet needs 2 community cards, got {}", round.community.len()))
+                            RulesError::BadRound(format!(
+                                "a Progressive bet needs 2 community cards, got {}",
+                                round.community.len()
+                            ))
                         })?;
-                        let category = Evaluator5::get().eval([cards[0], cards[1], cards[2], community[0], community[1]]).category();
+                        let category = Evaluator5::get()
+                            .eval([cards[0], cards[1], cards[2], community[0], community[1]])
+                            .category();
                         progressive_winners.push((hands.len(), category));
                         progressive_placeholder(rs, category)
                     }
@@ -304,24 +325,37 @@ fn settle_three_card(rs: &Ruleset, round: &Round) -> Result<Settlement, RulesErr
 fn progressive_placeholder(rs: &Ruleset, category: Category5) -> BetOutcome {
     match rs.progressive.iter().find(|l| l.category == category) {
         Some(l) => BetOutcome { outcome: Outcome::Win, net: 0.0, rule: l.citation, also: None },
-        None => BetOutcome { outcome: Outcome::Lose, net: -1.0, rule: rs.cite(if rs.kind == GameKind::Stud { "10(1)" } else { "15(1)" }), also: None },
+        None => BetOutcome {
+            outcome: Outcome::Lose,
+            net: -1.0,
+            rule: rs.cite(if rs.kind == GameKind::Stud { "10(1)" } else { "15(1)" }),
+            also: None,
+        },
     }
 }
 
 /// Pays Progressive winners from the pool: left to right from the dealer's left,
 /// straight flushes before a royal (fortune3cp-2025 Art. 15(3), 15(5); stud-2004
 /// Art. 10), the pool reduced and reset to its minimum when emptied (15(6)).
-fn settle_progressive(rs: &Ruleset, round: &Round, hands: &mut [HandSettlement], winners: &[(usize, Category5)]) -> Option<Money> {
+fn settle_progressive(
+    rs: &Ruleset,
+    round: &Round,
+    hands: &mut [HandSettlement],
+    winners: &[(usize, Category5)],
+) -> Option<Money> {
     let pool = round.progressive_pool.as_ref()?;
     let mut left = pool.pool;
-    let mut order: Vec<&(usize, Category5)> = winners.iter().filter(|(_, c)| rs.progressive.iter().any(|l| l.category == *c)).collect();
+    let mut order: Vec<&(usize, Category5)> =
+        winners.iter().filter(|(_, c)| rs.progressive.iter().any(|l| l.category == *c)).collect();
     // Seats are already left to right; royals go after straight flushes.
     order.sort_by_key(|(i, c)| (*c == Category5::RoyalFlush, hands[*i].seat));
     for (i, category) in order {
         let Some(line) = rs.progressive.iter().find(|l| l.category == *category) else { continue };
         let fixed = pool.fixed.get(category).copied().unwrap_or(0);
         let amount = match line.award {
-            ProgressiveAward::FixedOrPoolShare { pool_fraction } => fixed.max((left as f64 * pool_fraction).round() as Money),
+            ProgressiveAward::FixedOrPoolShare { pool_fraction } => {
+                fixed.max((left as f64 * pool_fraction).round() as Money)
+            }
             ProgressiveAward::Fixed => fixed,
         };
         left -= amount.min(left);
@@ -453,7 +487,14 @@ mod tests {
     }
 
     fn round(hands: Vec<HandRound>, dealer: &str) -> Round {
-        Round { hands, dealer: parse_cards(dealer).unwrap(), community: vec![], irregularities: vec![], progressive_pool: None, max_payout: None }
+        Round {
+            hands,
+            dealer: parse_cards(dealer).unwrap(),
+            community: vec![],
+            irregularities: vec![],
+            progressive_pool: None,
+            max_payout: None,
+        }
     }
 
     fn nets(s: &HandSettlement) -> Vec<(BetKind, f64, Option<Money>)> {
@@ -466,7 +507,12 @@ mod tests {
         let r = round(
             vec![
                 // Straight flush vs dealer's Q-high: dealer qualifies, player wins 1+1, bonus 5 (13(4)(1)).
-                hand(1, "9H 10H JH", &[(BetKind::Ante, 100), (BetKind::Play, 100), (BetKind::PairPlus, 50), (BetKind::SixCardBonus, 10)], Decision::Played),
+                hand(
+                    1,
+                    "9H 10H JH",
+                    &[(BetKind::Ante, 100), (BetKind::Play, 100), (BetKind::PairPlus, 50), (BetKind::SixCardBonus, 10)],
+                    Decision::Played,
+                ),
                 // A pair beats the dealer's Q-high.
                 hand(2, "2C 2D 7S", &[(BetKind::Ante, 100), (BetKind::Play, 100)], Decision::Played),
                 // Folded: loses the Ante (12(2)), Pair Plus still settled (13(5)).
@@ -476,7 +522,10 @@ mod tests {
         );
         let s = settle(&rs, &r).unwrap();
         assert_eq!(s.dealer_qualifies, Some(true));
-        assert_eq!(nets(&s.hands[0])[..3], [(BetKind::Ante, 6.0, Some(600)), (BetKind::Play, 1.0, Some(100)), (BetKind::PairPlus, 40.0, Some(2000))]);
+        assert_eq!(
+            nets(&s.hands[0])[..3],
+            [(BetKind::Ante, 6.0, Some(600)), (BetKind::Play, 1.0, Some(100)), (BetKind::PairPlus, 40.0, Some(2000))]
+        );
         // Six cards 9H 10H JH QS 4D 6C: no straight (no 8 or K), no flush, no pair → lost (13(6)).
         assert_eq!(nets(&s.hands[0])[3], (BetKind::SixCardBonus, -1.0, Some(-10)));
         assert_eq!(nets(&s.hands[1]), [(BetKind::Ante, 1.0, Some(100)), (BetKind::Play, 1.0, Some(100))]);
@@ -489,11 +538,25 @@ mod tests {
     fn fortune2025_dealer_not_qualified_returns_play_and_still_pays_the_bonus() {
         // Art. 13(1): Ante 1 to 1, Play returned; 13(4) "independentemente de se prosseguir ou não o jogo".
         let rs = Ruleset::new(RulesetId::Fortune3cp2025);
-        let s = settle(&rs, &round(vec![hand(1, "5S 5D 5C", &[(BetKind::Ante, 10), (BetKind::Play, 10)], Decision::Played)], "JS 4D 6C")).unwrap();
+        let s = settle(
+            &rs,
+            &round(
+                vec![hand(1, "5S 5D 5C", &[(BetKind::Ante, 10), (BetKind::Play, 10)], Decision::Played)],
+                "JS 4D 6C",
+            ),
+        )
+        .unwrap();
         assert_eq!(s.dealer_qualifies, Some(false));
         assert_eq!(nets(&s.hands[0]), [(BetKind::Ante, 5.0, Some(50)), (BetKind::Play, 0.0, Some(0))]);
         // A straight that loses to a qualified dealer's better straight still gets its bonus (default `played`).
-        let s = settle(&rs, &round(vec![hand(1, "5S 6D 7C", &[(BetKind::Ante, 10), (BetKind::Play, 10)], Decision::Played)], "8S 9D 10C")).unwrap();
+        let s = settle(
+            &rs,
+            &round(
+                vec![hand(1, "5S 6D 7C", &[(BetKind::Ante, 10), (BetKind::Play, 10)], Decision::Played)],
+                "8S 9D 10C",
+            ),
+        )
+        .unwrap();
         assert_eq!(nets(&s.hands[0]), [(BetKind::Ante, 0.0, Some(0)), (BetKind::Play, -1.0, Some(-10))]);
     }
 
@@ -501,10 +564,32 @@ mod tests {
     fn fortune2008_win_table_pays_ante_and_play() {
         // Art. 9(8): straight flush 5 to 1 on the winning bets.
         let rs = Ruleset::new(RulesetId::Fortune3cp2008);
-        let s = settle(&rs, &round(vec![hand(1, "9H 10H JH", &[(BetKind::Ante, 10), (BetKind::Play, 10), (BetKind::PairPlus, 10)], Decision::Played)], "QS 4D 6C")).unwrap();
-        assert_eq!(nets(&s.hands[0]), [(BetKind::Ante, 5.0, Some(50)), (BetKind::Play, 5.0, Some(50)), (BetKind::PairPlus, 40.0, Some(400))]);
+        let s = settle(
+            &rs,
+            &round(
+                vec![hand(
+                    1,
+                    "9H 10H JH",
+                    &[(BetKind::Ante, 10), (BetKind::Play, 10), (BetKind::PairPlus, 10)],
+                    Decision::Played,
+                )],
+                "QS 4D 6C",
+            ),
+        )
+        .unwrap();
+        assert_eq!(
+            nets(&s.hands[0]),
+            [(BetKind::Ante, 5.0, Some(50)), (BetKind::Play, 5.0, Some(50)), (BetKind::PairPlus, 40.0, Some(400))]
+        );
         // A straight flush against an unqualified dealer: only Ante 1 to 1 (9(6)).
-        let s = settle(&rs, &round(vec![hand(1, "9H 10H JH", &[(BetKind::Ante, 10), (BetKind::Play, 10)], Decision::Played)], "JS 4D 6C")).unwrap();
+        let s = settle(
+            &rs,
+            &round(
+                vec![hand(1, "9H 10H JH", &[(BetKind::Ante, 10), (BetKind::Play, 10)], Decision::Played)],
+                "JS 4D 6C",
+            ),
+        )
+        .unwrap();
         assert_eq!(nets(&s.hands[0]), [(BetKind::Ante, 1.0, Some(10)), (BetKind::Play, 0.0, Some(0))]);
     }
 
@@ -525,7 +610,8 @@ mod tests {
         assert_eq!(nets(&s.hands[0]), [(BetKind::Bet, -0.5, Some(-50))]);
         assert_eq!(nets(&s.hands[1]), [(BetKind::Bet, 0.5, Some(50))]);
         // Art. 9(7)(3): a winning straight pays 3 to 2.
-        let s = settle(&rs, &round(vec![hand(1, "5S 6D 7C", &[(BetKind::Bet, 100)], Decision::Played)], "QS 4D 6C")).unwrap();
+        let s = settle(&rs, &round(vec![hand(1, "5S 6D 7C", &[(BetKind::Bet, 100)], Decision::Played)], "QS 4D 6C"))
+            .unwrap();
         assert_eq!(nets(&s.hands[0]), [(BetKind::Bet, 1.5, Some(150))]);
     }
 
@@ -543,21 +629,37 @@ mod tests {
         let s = settle(&rs, &r).unwrap();
         assert_eq!(s.hands[0].bets[1].net_amount, Some(250));
         // Dealer without A-K: Ante 1 to 1, Raise returned (9(2)).
-        let s = settle(&rs, &round(vec![hand(1, "2S 2H 5D 7C 9S", &[(BetKind::Ante, 10), (BetKind::Raise, 20)], Decision::Played)], "AS QD 4C 6D 8H")).unwrap();
+        let s = settle(
+            &rs,
+            &round(
+                vec![hand(1, "2S 2H 5D 7C 9S", &[(BetKind::Ante, 10), (BetKind::Raise, 20)], Decision::Played)],
+                "AS QD 4C 6D 8H",
+            ),
+        )
+        .unwrap();
         assert_eq!(nets(&s.hands[0]), [(BetKind::Ante, 1.0, Some(10)), (BetKind::Raise, 0.0, Some(0))]);
     }
 
     #[test]
     fn void_round_returns_every_bet_and_hand_without_bet_is_null() {
         let rs = Ruleset::new(RulesetId::Fortune3cp2025);
-        let mut r = round(vec![hand(1, "9H 10H JH", &[(BetKind::Ante, 10), (BetKind::Play, 10)], Decision::Played)], "QS 4D 6C");
+        let mut r = round(
+            vec![hand(1, "9H 10H JH", &[(BetKind::Ante, 10), (BetKind::Play, 10)], Decision::Played)],
+            "QS 4D 6C",
+        );
         r.irregularities.push(Observed { kind: IrregularityKind::SeveralPlayerCardsExposed, seat: None });
         let s = settle(&rs, &r).unwrap();
         assert!(matches!(s.status, RoundStatus::Void { reason: IrregularityKind::SeveralPlayerCardsExposed, .. }));
         assert!(s.hands[0].bets.iter().all(|b| b.outcome == Outcome::Void && b.net_amount == Some(0)));
         assert_eq!(s.hands[0].bets[0].citations[0].to_string(), "fortune3cp-2025 Art. 17(1)(3)");
         // Cards to a hand with no bet: that hand null (17(4)(2)), others settled.
-        let mut r = round(vec![hand(1, "9H 10H JH", &[], Decision::Played), hand(2, "2C 2D 7S", &[(BetKind::Ante, 10), (BetKind::Play, 10)], Decision::Played)], "QS 4D 6C");
+        let mut r = round(
+            vec![
+                hand(1, "9H 10H JH", &[], Decision::Played),
+                hand(2, "2C 2D 7S", &[(BetKind::Ante, 10), (BetKind::Play, 10)], Decision::Played),
+            ],
+            "QS 4D 6C",
+        );
         r.irregularities.push(Observed { kind: IrregularityKind::CardsToHandWithoutBet, seat: Some(Seat(1)) });
         let s = settle(&rs, &r).unwrap();
         assert_eq!(s.status, RoundStatus::Settled);
@@ -568,7 +670,8 @@ mod tests {
     #[test]
     fn duplicate_cards_in_a_single_deck_game_are_refused() {
         let rs = Ruleset::new(RulesetId::Fortune3cp2025);
-        let err = settle(&rs, &round(vec![hand(1, "QS 10H JH", &[(BetKind::Ante, 10)], Decision::Played)], "QS 4D 6C")).unwrap_err();
+        let err = settle(&rs, &round(vec![hand(1, "QS 10H JH", &[(BetKind::Ante, 10)], Decision::Played)], "QS 4D 6C"))
+            .unwrap_err();
         assert!(err.to_string().contains("QS appears twice"), "{err}");
     }
 
@@ -577,14 +680,28 @@ mod tests {
         let rs = Ruleset::new(RulesetId::Fortune3cp2025);
         let mut r = round(
             vec![
-                hand(1, "AS KS QS", &[(BetKind::Ante, 10), (BetKind::Play, 10), (BetKind::Progressive, 5)], Decision::Played),
-                hand(2, "9H 8H 7H", &[(BetKind::Ante, 10), (BetKind::Play, 10), (BetKind::Progressive, 5)], Decision::Played),
+                hand(
+                    1,
+                    "AS KS QS",
+                    &[(BetKind::Ante, 10), (BetKind::Play, 10), (BetKind::Progressive, 5)],
+                    Decision::Played,
+                ),
+                hand(
+                    2,
+                    "9H 8H 7H",
+                    &[(BetKind::Ante, 10), (BetKind::Play, 10), (BetKind::Progressive, 5)],
+                    Decision::Played,
+                ),
             ],
             "2C 4D 6C",
         );
         r.community = parse_cards("JS 10S").unwrap();
         // Seat 2: 9H 8H 7H JS 10S is a straight, not a flush: it loses.
-        r.progressive_pool = Some(ProgressivePool { pool: 100_000, reset_to: 10_000, fixed: BTreeMap::from([(Category5::RoyalFlush, 50_000)]) });
+        r.progressive_pool = Some(ProgressivePool {
+            pool: 100_000,
+            reset_to: 10_000,
+            fixed: BTreeMap::from([(Category5::RoyalFlush, 50_000)]),
+        });
         let s = settle(&rs, &r).unwrap();
         let p1 = &s.hands[0].bets[2];
         assert_eq!((p1.outcome, p1.net_amount), (Outcome::Win, Some(100_000)));
@@ -599,7 +716,7 @@ mod tests {
             vec![
                 hand(1, "KS QH 9D", &[(BetKind::Bet, 100)], Decision::Played), // 9 with two figures beats banker
                 hand(2, "AD 9C 10C", &[(BetKind::Bet, 100)], Decision::Played), // 0 no figure vs banker's 0 no figure: banker (Art. 8)
-                hand(4, "2S 3H 5D", &[(BetKind::Bet, 300)], Decision::Played), // 0 no figure as well
+                hand(4, "2S 3H 5D", &[(BetKind::Bet, 300)], Decision::Played),  // 0 no figure as well
             ],
             "4S 6H 10D",
         );
