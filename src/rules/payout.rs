@@ -57,6 +57,11 @@ impl BetOutcome {
         self
     }
 
+    /// A lost bet.
+    pub fn new_lost(rule: Citation) -> BetOutcome {
+        BetOutcome::new(-1.0, rule)
+    }
+
     /// A void or null bet (returned).
     pub fn void(rule: Citation) -> BetOutcome {
         BetOutcome { outcome: Outcome::Void, net: 0.0, rule, also: None }

@@ -391,6 +391,9 @@ fn settle_stud(rs: &Ruleset, round: &Round) -> Result<Settlement, RulesError> {
                     Some(p) => p,
                     None => continue,
                 },
+                // A folded hand's cards are collected, so its Progressive bet cannot
+                // win (Art. 6(7); docs/rules.md C-4, default `forfeited`).
+                (None, BetKind::Progressive) if !raised => BetOutcome::new_lost(rs.cite("6(7)")),
                 (None, BetKind::Progressive) => {
                     progressive_winners.push((hands.len(), category));
                     progressive_placeholder(rs, category)
@@ -626,6 +629,13 @@ mod tests {
         assert_eq!(s.dealer_qualifies, Some(true));
         assert_eq!(nets(&s.hands[0]), [(BetKind::Ante, 1.0, Some(10)), (BetKind::Raise, 20.0, Some(400))]);
         r.max_payout = Some(250);
+        // A folded hand's Progressive is lost whatever its cards (Art. 6(7)).
+        let folded = round(
+            vec![hand(2, "AS KS QS JS 10S", &[(BetKind::Ante, 10), (BetKind::Progressive, 5)], Decision::Folded)],
+            "2C 4D 6C 8D 10H",
+        );
+        let s = settle(&rs, &folded).unwrap();
+        assert_eq!(nets(&s.hands[0]), [(BetKind::Ante, -1.0, Some(-10)), (BetKind::Progressive, -1.0, Some(-5))]);
         let s = settle(&rs, &r).unwrap();
         assert_eq!(s.hands[0].bets[1].net_amount, Some(250));
         // Dealer without A-K: Ante 1 to 1, Raise returned (9(2)).
