@@ -30,28 +30,13 @@ struct Check {
 
 impl Check {
     fn ok(component: &'static str, detail: String) -> Self {
-        Check {
-            component,
-            status: Status::Ok,
-            detail,
-            fix: None,
-        }
+        Check { component, status: Status::Ok, detail, fix: None }
     }
     fn warn(component: &'static str, detail: String, fix: impl Into<String>) -> Self {
-        Check {
-            component,
-            status: Status::Warn,
-            detail,
-            fix: Some(fix.into()),
-        }
+        Check { component, status: Status::Warn, detail, fix: Some(fix.into()) }
     }
     fn fail(component: &'static str, detail: String, fix: impl Into<String>) -> Self {
-        Check {
-            component,
-            status: Status::Fail,
-            detail,
-            fix: Some(fix.into()),
-        }
+        Check { component, status: Status::Fail, detail, fix: Some(fix.into()) }
     }
 }
 
@@ -67,11 +52,7 @@ pub fn run() -> ExitCode {
         };
         println!("[{tag}] {:<13} {}", check.component, check.detail);
         if let Some(fix) = &check.fix {
-            let label = if check.status == Status::Fail {
-                "fix"
-            } else {
-                "note"
-            };
+            let label = if check.status == Status::Fail { "fix" } else { "note" };
             println!("       {:<13} {label}: {fix}", "");
         }
     }
@@ -90,21 +71,14 @@ fn check_onnx() -> Check {
     let rt = match onnx::runtime() {
         Ok(rt) => rt,
         Err(err) => {
-            return Check::fail(
-                NAME,
-                err.to_string(),
-                format!("run `make setup` (or set {})", onnx::ORT_LIB_ENV),
-            )
+            return Check::fail(NAME, err.to_string(), format!("run `make setup` (or set {})", onnx::ORT_LIB_ENV))
         }
     };
     let base = format!("{} from {}", rt.version(), rt.library_path().display());
     if onnx::fixture::path().is_none() {
         return Check::warn(
             NAME,
-            format!(
-                "{base}; fixture {} not found, so no model was run",
-                onnx::fixture::PATH
-            ),
+            format!("{base}; fixture {} not found, so no model was run", onnx::fixture::PATH),
             "run tablecam from the project checkout (or `make fixtures`) to test a model run",
         );
     }
@@ -132,27 +106,16 @@ fn check_opencv() -> Check {
         Err(err) => return Check::fail(NAME, format!("cannot query the version: {err}"), fix),
     };
     let roundtrip = || -> opencv::Result<bool> {
-        let img =
-            Mat::new_rows_cols_with_default(8, 8, CV_8UC3, Scalar::new(10.0, 20.0, 30.0, 0.0))?;
+        let img = Mat::new_rows_cols_with_default(8, 8, CV_8UC3, Scalar::new(10.0, 20.0, 30.0, 0.0))?;
         let mut buf = Vector::<u8>::new();
         imgcodecs::imencode(".png", &img, &mut buf, &Vector::new())?;
         let back = imgcodecs::imdecode(&buf, imgcodecs::IMREAD_COLOR)?;
-        Ok(back.rows() == 8
-            && back.cols() == 8
-            && *back.at_2d::<core::Vec3b>(3, 3)? == core::Vec3b::from([10, 20, 30]))
+        Ok(back.rows() == 8 && back.cols() == 8 && *back.at_2d::<core::Vec3b>(3, 3)? == core::Vec3b::from([10, 20, 30]))
     };
     match roundtrip() {
         Ok(true) => Check::ok(NAME, format!("{version}; PNG encode/decode OK")),
-        Ok(false) => Check::fail(
-            NAME,
-            format!("{version}; PNG round-trip changed the image"),
-            fix,
-        ),
-        Err(err) => Check::fail(
-            NAME,
-            format!("{version}; PNG round-trip failed: {err}"),
-            fix,
-        ),
+        Ok(false) => Check::fail(NAME, format!("{version}; PNG round-trip changed the image"), fix),
+        Err(err) => Check::fail(NAME, format!("{version}; PNG round-trip failed: {err}"), fix),
     }
 }
 
@@ -196,14 +159,8 @@ fn check_camera() -> Check {
     match nokhwa::query(ApiBackend::Auto) {
         Ok(cams) if cams.is_empty() => Check::ok(NAME, "feature on; no cameras found".to_owned()),
         Ok(cams) => {
-            let names: Vec<String> = cams
-                .iter()
-                .map(|c| format!("{} ({})", c.human_name(), c.index()))
-                .collect();
-            Check::ok(
-                NAME,
-                format!("feature on; {} camera(s): {}", cams.len(), names.join(", ")),
-            )
+            let names: Vec<String> = cams.iter().map(|c| format!("{} ({})", c.human_name(), c.index())).collect();
+            Check::ok(NAME, format!("feature on; {} camera(s): {}", cams.len(), names.join(", ")))
         }
         Err(err) => Check::warn(
             NAME,
@@ -215,8 +172,5 @@ fn check_camera() -> Check {
 
 #[cfg(not(feature = "camera"))]
 fn check_camera() -> Check {
-    Check::ok(
-        "Camera",
-        "feature off (built without `camera`); no camera support".to_owned(),
-    )
+    Check::ok("Camera", "feature off (built without `camera`); no camera support".to_owned())
 }

@@ -123,11 +123,7 @@ fn list_paths(paths: &[PathBuf]) -> String {
     if paths.is_empty() {
         return "nowhere".to_owned();
     }
-    paths
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
+    paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -159,11 +155,7 @@ fn default_search_dirs() -> Vec<PathBuf> {
         .ok()
         .and_then(|exe| exe.canonicalize().ok().or(Some(exe)))
         .and_then(|exe| exe.parent().map(Path::to_path_buf));
-    search_dirs(
-        cwd.as_deref(),
-        exe_dir.as_deref(),
-        Path::new(env!("CARGO_MANIFEST_DIR")),
-    )
+    search_dirs(cwd.as_deref(), exe_dir.as_deref(), Path::new(env!("CARGO_MANIFEST_DIR")))
 }
 
 /// Resolves the library path from an optional override and a list of search directories.
@@ -192,9 +184,7 @@ fn resolve_library(override_path: Option<PathBuf>, dirs: &[PathBuf]) -> Result<P
 /// `<dir>` in: the current directory and its ancestors, the executable's directory and its
 /// ancestors, the crate's source directory.
 pub fn locate_library() -> Result<PathBuf, OnnxError> {
-    let override_path = std::env::var_os(ORT_LIB_ENV)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from);
+    let override_path = std::env::var_os(ORT_LIB_ENV).filter(|v| !v.is_empty()).map(PathBuf::from);
     resolve_library(override_path, &default_search_dirs())
 }
 
@@ -203,10 +193,7 @@ pub fn locate_library() -> Result<PathBuf, OnnxError> {
 /// the executable's directory and its ancestors, the crate's source directory.
 pub fn find_project_file(relative: impl AsRef<Path>) -> Option<PathBuf> {
     let relative = relative.as_ref();
-    default_search_dirs()
-        .into_iter()
-        .map(|dir| dir.join(relative))
-        .find(|p| p.is_file())
+    default_search_dirs().into_iter().map(|dir| dir.join(relative)).find(|p| p.is_file())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -250,16 +237,9 @@ enum InitFailure {
 impl From<&InitFailure> for OnnxError {
     fn from(f: &InitFailure) -> Self {
         match f {
-            InitFailure::NotFound(searched) => OnnxError::LibraryNotFound {
-                searched: searched.clone(),
-            },
-            InitFailure::OverrideMissing(path) => {
-                OnnxError::LibraryOverrideMissing { path: path.clone() }
-            }
-            InitFailure::Init(path, message) => OnnxError::RuntimeInit {
-                path: path.clone(),
-                message: message.clone(),
-            },
+            InitFailure::NotFound(searched) => OnnxError::LibraryNotFound { searched: searched.clone() },
+            InitFailure::OverrideMissing(path) => OnnxError::LibraryOverrideMissing { path: path.clone() },
+            InitFailure::Init(path, message) => OnnxError::RuntimeInit { path: path.clone(), message: message.clone() },
         }
     }
 }
@@ -272,10 +252,7 @@ static RUNTIME: OnceLock<Result<Runtime, InitFailure>> = OnceLock::new();
 /// later calls return the same [`Runtime`], or the same error: the library can be loaded only
 /// once per process, so a failure is final for the process.
 pub fn runtime() -> Result<&'static Runtime, OnnxError> {
-    RUNTIME
-        .get_or_init(init_runtime)
-        .as_ref()
-        .map_err(OnnxError::from)
+    RUNTIME.get_or_init(init_runtime).as_ref().map_err(OnnxError::from)
 }
 
 fn init_runtime() -> Result<Runtime, InitFailure> {
@@ -285,28 +262,21 @@ fn init_runtime() -> Result<Runtime, InitFailure> {
         other => InitFailure::Init(PathBuf::new(), other.to_string()),
     })?;
     // `init_from` must come before any other ort call; it never panics on a bad library.
-    let builder =
-        ort::init_from(&library).map_err(|e| InitFailure::Init(library.clone(), e.to_string()))?;
+    let builder = ort::init_from(&library).map_err(|e| InitFailure::Init(library.clone(), e.to_string()))?;
     let env = builder
         .with_name("tablecam")
         .with_telemetry(false)
         .build()
         .map_err(|e| InitFailure::Init(library.clone(), e.to_string()))?;
     let version = version_from_build_info(ort::info()).unwrap_or_else(|| ORT_VERSION.to_owned());
-    Ok(Runtime {
-        env,
-        library,
-        version,
-    })
+    Ok(Runtime { env, library, version })
 }
 
 /// Extracts `1.31.1` from ONNX Runtime's build info (`... git-branch=rel-1.31.1, ...`).
 fn version_from_build_info(info: &str) -> Option<String> {
     let start = info.find("rel-")? + "rel-".len();
     let rest = &info[start..];
-    let end = rest
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(rest.len());
+    let end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
     let version = &rest[..end];
     (!version.is_empty()).then(|| version.to_owned())
 }
@@ -347,34 +317,17 @@ pub struct TensorSpec {
 impl TensorSpec {
     /// A `float32` tensor spec.
     pub fn f32(name: impl Into<String>, shape: impl Into<Vec<Dim>>) -> Self {
-        TensorSpec {
-            name: name.into(),
-            dtype: TensorElementType::Float32,
-            shape: shape.into(),
-        }
+        TensorSpec { name: name.into(), dtype: TensorElementType::Float32, shape: shape.into() }
     }
 
     fn shape_string(&self) -> String {
-        format!(
-            "[{}]",
-            self.shape
-                .iter()
-                .map(Dim::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
+        format!("[{}]", self.shape.iter().map(Dim::to_string).collect::<Vec<_>>().join(", "))
     }
 }
 
 impl fmt::Display for TensorSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{:?} {:?} {}",
-            self.name,
-            self.dtype,
-            self.shape_string()
-        )
+        write!(f, "{:?} {:?} {}", self.name, self.dtype, self.shape_string())
     }
 }
 
@@ -393,51 +346,29 @@ pub struct ModelContract {
 /// Compares one graph input/output with a spec; returns the problem, if any.
 fn check_tensor(kind: &str, spec: &TensorSpec, actual: &ValueType) -> Option<String> {
     let ValueType::Tensor { ty, shape, .. } = actual else {
-        return Some(format!(
-            "{kind} {:?} is {actual:?}, not a tensor (contract: {spec})",
-            spec.name
-        ));
+        return Some(format!("{kind} {:?} is {actual:?}, not a tensor (contract: {spec})", spec.name));
     };
     if *ty != spec.dtype {
-        return Some(format!(
-            "{kind} {:?} has element type {ty:?}, contract wants {:?}",
-            spec.name, spec.dtype
-        ));
+        return Some(format!("{kind} {:?} has element type {ty:?}, contract wants {:?}", spec.name, spec.dtype));
     }
     let dims: &[i64] = shape;
     let actual_shape = format!(
         "[{}]",
-        dims.iter()
-            .map(|d| if *d < 0 {
-                "?".to_owned()
-            } else {
-                d.to_string()
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
+        dims.iter().map(|d| if *d < 0 { "?".to_owned() } else { d.to_string() }).collect::<Vec<_>>().join(", ")
     );
     let fits = dims.len() == spec.shape.len()
         && dims.iter().zip(&spec.shape).all(|(d, want)| match want {
             Dim::Any => true,
             Dim::Fixed(n) => d == n,
         });
-    (!fits).then(|| {
-        format!(
-            "{kind} {:?} has shape {actual_shape}, contract wants {}",
-            spec.name,
-            spec.shape_string()
-        )
-    })
+    (!fits).then(|| format!("{kind} {:?} has shape {actual_shape}, contract wants {}", spec.name, spec.shape_string()))
 }
 
 fn check_contract(session: &Session, contract: &ModelContract) -> Result<(), String> {
     let inputs = session.inputs();
     let input_names: Vec<&str> = inputs.iter().map(|o| o.name()).collect();
     let Some(input) = inputs.iter().find(|o| o.name() == contract.input.name) else {
-        return Err(format!(
-            "no input named {:?} (model inputs: {input_names:?})",
-            contract.input.name
-        ));
+        return Err(format!("no input named {:?} (model inputs: {input_names:?})", contract.input.name));
     };
     if inputs.len() != 1 {
         return Err(format!(
@@ -452,10 +383,7 @@ fn check_contract(session: &Session, contract: &ModelContract) -> Result<(), Str
     let outputs = session.outputs();
     let Some(output) = outputs.iter().find(|o| o.name() == contract.output.name) else {
         let names: Vec<&str> = outputs.iter().map(|o| o.name()).collect();
-        return Err(format!(
-            "no output named {:?} (model outputs: {names:?})",
-            contract.output.name
-        ));
+        return Err(format!("no output named {:?} (model outputs: {names:?})", contract.output.name));
     };
     if let Some(problem) = check_tensor("output", &contract.output, output.dtype()) {
         return Err(problem);
@@ -483,10 +411,7 @@ pub fn load_model(path: impl AsRef<Path>, contract: ModelContract) -> Result<Mod
     if !path.is_file() {
         return Err(OnnxError::ModelNotFound { path });
     }
-    let load_err = |error: ort::Error| OnnxError::ModelLoad {
-        path: path.clone(),
-        error,
-    };
+    let load_err = |error: ort::Error| OnnxError::ModelLoad { path: path.clone(), error };
     let session = Session::builder(rt.environment())
         .map_err(load_err)?
         .with_optimization_level(GraphOptimizationLevel::Level3)
@@ -495,15 +420,8 @@ pub fn load_model(path: impl AsRef<Path>, contract: ModelContract) -> Result<Mod
         .map_err(|e| load_err(e.into()))?
         .commit_from_file(&path)
         .map_err(load_err)?;
-    check_contract(&session, &contract).map_err(|problem| OnnxError::Contract {
-        path: path.clone(),
-        problem,
-    })?;
-    Ok(Model {
-        session,
-        path,
-        contract,
-    })
+    check_contract(&session, &contract).map_err(|problem| OnnxError::Contract { path: path.clone(), problem })?;
+    Ok(Model { session, path, contract })
 }
 
 impl Model {
@@ -533,14 +451,10 @@ impl Model {
         let input = input.into_dyn();
         let spec = &self.contract.input;
         let shape_ok = input.ndim() == spec.shape.len()
-            && input
-                .shape()
-                .iter()
-                .zip(&spec.shape)
-                .all(|(n, want)| match want {
-                    Dim::Any => true,
-                    Dim::Fixed(w) => i64::try_from(*n).is_ok_and(|n| n == *w),
-                });
+            && input.shape().iter().zip(&spec.shape).all(|(n, want)| match want {
+                Dim::Any => true,
+                Dim::Fixed(w) => i64::try_from(*n).is_ok_and(|n| n == *w),
+            });
         if !shape_ok {
             return Err(OnnxError::InputShape {
                 path: self.path.clone(),
@@ -548,31 +462,21 @@ impl Model {
                 got: input.shape().to_vec(),
             });
         }
-        if spec.dtype != TensorElementType::Float32
-            || self.contract.output.dtype != TensorElementType::Float32
-        {
+        if spec.dtype != TensorElementType::Float32 || self.contract.output.dtype != TensorElementType::Float32 {
             return Err(OnnxError::Contract {
                 path: self.path.clone(),
                 problem: "Model::run handles float32 input and output only".to_owned(),
             });
         }
         let path = &self.path;
-        let run_err = |error: ort::Error| OnnxError::Run {
-            path: path.clone(),
-            error,
-        };
+        let run_err = |error: ort::Error| OnnxError::Run { path: path.clone(), error };
         let input = input.as_standard_layout();
         let tensor = TensorRef::from_array_view(&input).map_err(run_err)?;
-        let outputs = self
-            .session
-            .run(ort::inputs![self.contract.input.name.as_str() => tensor])
-            .map_err(run_err)?;
+        let outputs = self.session.run(ort::inputs![self.contract.input.name.as_str() => tensor]).map_err(run_err)?;
         let output_name = &self.contract.output.name;
-        let value = outputs.get(output_name).ok_or_else(|| {
-            run_err(ort::Error::new(format!(
-                "no output named {output_name:?} after the run"
-            )))
-        })?;
+        let value = outputs
+            .get(output_name)
+            .ok_or_else(|| run_err(ort::Error::new(format!("no output named {output_name:?} after the run"))))?;
         let array = value.try_extract_array::<f32>().map_err(run_err)?;
         Ok(array.to_owned())
     }
@@ -583,29 +487,17 @@ mod tests {
     use super::*;
 
     fn unique_temp_dir(tag: &str) -> PathBuf {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        let dir = std::env::temp_dir().join(format!(
-            "tablecam-onnx-{tag}-{}-{nanos}",
-            std::process::id()
-        ));
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        let dir = std::env::temp_dir().join(format!("tablecam-onnx-{tag}-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("create temp dir");
         dir
     }
 
     #[test]
     fn search_order_is_cwd_ancestors_then_exe_ancestors_then_manifest() {
-        let dirs = search_dirs(
-            Some(Path::new("/a/b")),
-            Some(Path::new("/x/y")),
-            Path::new("/m"),
-        );
-        let expect: Vec<PathBuf> = ["/a/b", "/a", "/", "/x/y", "/x", "/m"]
-            .iter()
-            .map(PathBuf::from)
-            .collect();
+        let dirs = search_dirs(Some(Path::new("/a/b")), Some(Path::new("/x/y")), Path::new("/m"));
+        let expect: Vec<PathBuf> = ["/a/b", "/a", "/", "/x/y", "/x", "/m"].iter().map(PathBuf::from).collect();
         assert_eq!(dirs, expect);
     }
 
@@ -639,20 +531,8 @@ mod tests {
         let dirs = vec![root.clone()];
         let err = resolve_library(None, &dirs).unwrap_err();
         let msg = err.to_string();
-        assert!(
-            msg.contains(
-                &root
-                    .join(ORT_LIB_DIR)
-                    .join(ORT_LIB_FILE)
-                    .display()
-                    .to_string()
-            ),
-            "{msg}"
-        );
-        assert!(
-            msg.contains("make setup") && msg.contains(ORT_LIB_ENV),
-            "{msg}"
-        );
+        assert!(msg.contains(&root.join(ORT_LIB_DIR).join(ORT_LIB_FILE).display().to_string()), "{msg}");
+        assert!(msg.contains("make setup") && msg.contains(ORT_LIB_ENV), "{msg}");
         std::fs::remove_dir_all(&root).unwrap();
     }
 
