@@ -5,6 +5,7 @@
 //! binary only parses arguments, wires the stages together and reports errors.
 #![deny(missing_docs)]
 
+pub mod calib;
 pub mod doctor;
 pub mod odds;
 pub mod onnx;
