@@ -284,11 +284,17 @@ pub enum IrregularityKind {
     DuplicateCard,
     /// The shuffler failed during the deal.
     ShufflerFailure,
+    /// A card of a hand was replaced by another between the deal and the reveal.
+    /// No article names it; it is a surveillance alert (docs/rules.md §8).
+    CardSwapped,
+    /// A card was taken from a hand before settlement: the hand then has the
+    /// wrong number of cards, with that article's consequence.
+    CardRemoved,
 }
 
 impl IrregularityKind {
     /// All kinds.
-    pub const ALL: [IrregularityKind; 9] = [
+    pub const ALL: [IrregularityKind; 11] = [
         IrregularityKind::WrongDealOrder,
         IrregularityKind::WrongCardCount,
         IrregularityKind::WrongCommunityCards,
@@ -298,7 +304,26 @@ impl IrregularityKind {
         IrregularityKind::CardsToHandWithoutBet,
         IrregularityKind::DuplicateCard,
         IrregularityKind::ShufflerFailure,
+        IrregularityKind::CardSwapped,
+        IrregularityKind::CardRemoved,
     ];
+
+    /// The snake-case name used in events and scenario files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IrregularityKind::WrongDealOrder => "wrong_deal_order",
+            IrregularityKind::WrongCardCount => "wrong_card_count",
+            IrregularityKind::WrongCommunityCards => "wrong_community_cards",
+            IrregularityKind::DealerCardExposed => "dealer_card_exposed",
+            IrregularityKind::OnePlayerCardExposed => "one_player_card_exposed",
+            IrregularityKind::SeveralPlayerCardsExposed => "several_player_cards_exposed",
+            IrregularityKind::CardsToHandWithoutBet => "cards_to_hand_without_bet",
+            IrregularityKind::DuplicateCard => "duplicate_card",
+            IrregularityKind::ShufflerFailure => "shuffler_failure",
+            IrregularityKind::CardSwapped => "card_swapped",
+            IrregularityKind::CardRemoved => "card_removed",
+        }
+    }
 }
 
 /// What an irregularity does to the round.
@@ -319,6 +344,9 @@ pub enum Consequence {
     /// The exposed dealer card stays in the dealer's hand as its up-card; the
     /// dealer's remaining cards are dealt face down (stud-2004 default reading).
     DealerCardStaysUp,
+    /// Not a regulation irregularity with a consequence of its own: surveillance
+    /// must review the round (e.g. a swapped card); settlement is withheld by the verifier.
+    SurveillanceReview,
     /// Suspend, reshuffle and deal again; bets stand.
     Redeal {
         /// Whether Progressive bets carry over to the next round.
@@ -764,6 +792,19 @@ impl Ruleset {
                 options,
             },
         };
+        let mut ruleset = ruleset;
+        // A removed card leaves the hand with the wrong number of cards; a swap
+        // has no article of its own and is cited against the dealing article
+        // that fixes which cards belong to a hand.
+        if let Some(count) = ruleset.irregularity(K::WrongCardCount).copied() {
+            ruleset.irregularities.push(IrregularityRule { kind: K::CardRemoved, ..count });
+        }
+        let dealing = ruleset.dealing[0].citation;
+        ruleset.irregularities.push(IrregularityRule {
+            kind: K::CardSwapped,
+            consequence: Consequence::SurveillanceReview,
+            citation: dealing,
+        });
         Ok(ruleset)
     }
 
