@@ -98,31 +98,50 @@ impl Decisions {
             (Some(p), Some(f)) => e.ranks[p] > e.ranks[f],
             _ => true,
         };
-        // Rank patterns (strength without suit tie-breaks) played for some suits and folded for others.
-        let mut by_pattern: std::collections::BTreeMap<u32, (u32, u32)> = Default::default();
+        // Rank patterns (strength without suit tie-breaks): hands played, hands folded, an example.
+        let mut by_pattern: std::collections::BTreeMap<u32, (u32, u32, usize)> = Default::default();
         for (i, r) in e.ranks.iter().enumerate() {
-            let entry = by_pattern.entry(r.value() >> 4).or_default();
+            let entry = by_pattern.entry(r.value() >> 4).or_insert((0, 0, i));
             if self.plays[i] {
                 entry.0 += 1
             } else {
                 entry.1 += 1
             }
         }
-        let mixed = by_pattern.values().filter(|(p, f)| *p > 0 && *f > 0).count();
+        let mixed: Vec<String> = by_pattern
+            .values()
+            .filter(|(p, f, _)| *p > 0 && *f > 0)
+            .map(|&(p, f, i)| {
+                let top_suits: std::collections::BTreeSet<char> = (0..e.hands.len())
+                    .filter(|&j| self.plays[j] && e.ranks[j].value() >> 4 == e.ranks[i].value() >> 4)
+                    .filter_map(|j| e.hands[j].iter().max().map(|c| c.suit().letter()))
+                    .collect();
+                let suits: String = top_suits.into_iter().collect();
+                format!(
+                    "{}: {p} of {} suit combinations played (highest card's suit in {suits})",
+                    describe3(&e.hands[i], e.ranks[i]),
+                    p + f
+                )
+            })
+            .collect();
+        // The lowest pattern from which every pattern is played.
+        let lowest_all_played =
+            by_pattern.iter().rev().take_while(|(_, (_, f, _))| *f == 0).last().map(|(_, &(_, _, i))| i);
         let d = |i: Option<usize>| i.map(|i| describe3(&e.hands[i], e.ranks[i]));
-        let rule = match (worst_played, threshold) {
-            (Some(p), true) => format!("play {} or better, fold the rest", d(Some(p)).unwrap_or_default()),
-            (None, _) => "always fold".to_string(),
-            (Some(_), false) => {
-                format!("no single threshold: {mixed} rank patterns are played with some suits and folded with others")
+        let rule = match (worst_played, threshold, lowest_all_played) {
+            (None, _, _) => "always fold".to_string(),
+            (Some(p), true, _) => format!("play {} or better, fold the rest", d(Some(p)).unwrap_or_default()),
+            (Some(_), false, Some(t)) => {
+                format!("play {} or better; {}; fold the rest", d(Some(t)).unwrap_or_default(), mixed.join("; "))
             }
+            (Some(_), false, None) => format!("no single threshold: {}", mixed.join("; ")),
         };
         json!({
             "rule": rule,
             "worst_hand_played": d(worst_played),
             "best_hand_folded": d(best_folded),
             "single_threshold": threshold,
-            "rank_patterns_with_suit_dependent_decision": mixed,
+            "suit_dependent_decisions": mixed,
             "play_probability": self.play_fraction(),
         })
     }

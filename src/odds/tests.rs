@@ -40,7 +40,14 @@ fn check_grouping(table: &HandTable, hands: &[[Card; 3]], net: impl Fn(usize, us
             let rep = cc.reps[k as usize].expect("a representative for every non-empty class") as usize;
             assert_eq!(mask(&hands[rep]) & mask(&hands[i]), 0, "representative shares a card");
             assert_eq!(class_of(table, i, rep), k);
-            assert_eq!(net(i, j), net(i, rep), "player {:?} dealer {:?} vs representative {:?}", hands[i], hands[j], hands[rep]);
+            assert_eq!(
+                net(i, j),
+                net(i, rep),
+                "player {:?} dealer {:?} vs representative {:?}",
+                hands[i],
+                hands[j],
+                hands[rep]
+            );
         }
         assert_eq!(counts, cc.counts, "{:?}", hands[i]);
     }
@@ -89,7 +96,9 @@ fn pair_plus_equals_the_closed_form_from_category_counts() {
     let closed = |sf: f64, trips: f64, st: f64, fl: f64, pair: f64| {
         -(48.0 * sf + 52.0 * trips + 720.0 * st + 1096.0 * fl + 3744.0 * pair - 16440.0) / 22100.0
     };
-    for (id, table) in [(RulesetId::Fortune3cp2025, (40.0, 25.0, 5.0, 4.0, 1.0)), (RulesetId::Qpoker2004, (40.0, 30.0, 6.0, 4.0, 1.0))] {
+    for (id, table) in
+        [(RulesetId::Fortune3cp2025, (40.0, 25.0, 5.0, 4.0, 1.0)), (RulesetId::Qpoker2004, (40.0, 30.0, 6.0, 4.0, 1.0))]
+    {
         let rs = Ruleset::new(id);
         let e = ThreeCardEnumeration::new(&rs, 2);
         let pp = games3::pair_plus(&rs, &e);
@@ -317,7 +326,14 @@ fn options_and_errors() {
     assert_eq!(err, RulesError::UnknownRuleset("poker-1999".into()).to_string());
     let q = ruleset(RulesetId::Qpoker2004, &["qpoker_decks=2"]);
     assert!(matches!(compute(&q, &OddsConfig::default()), Err(OddsError::Unsupported(_))));
-    let args = OddsArgs { ruleset: "stud-2004".into(), json: true, samples: 0, seed: 1, threads: 1, options: vec!["top_straight_flush=kqj".into()] };
+    let args = OddsArgs {
+        ruleset: "stud-2004".into(),
+        json: true,
+        samples: 0,
+        seed: 1,
+        threads: 1,
+        options: vec!["top_straight_flush=kqj".into()],
+    };
     assert!(run_cli(&args).unwrap_err().to_string().contains("top_straight_flush"));
 }
 
@@ -327,6 +343,9 @@ fn published_strategy_threshold_q64_is_found_by_rank_not_assumed() {
     let rs = ruleset(RulesetId::Fortune3cp2025, &["ante_play_tie=dealer_wins"]);
     let e = ThreeCardEnumeration::new(&rs, 2);
     let a = games3::fortune_ante(&rs, &e);
-    let base = games3::fortune_ante(&Ruleset::new(RulesetId::Fortune3cp2025), &ThreeCardEnumeration::new(&Ruleset::new(RulesetId::Fortune3cp2025), 2));
+    let base = games3::fortune_ante(
+        &Ruleset::new(RulesetId::Fortune3cp2025),
+        &ThreeCardEnumeration::new(&Ruleset::new(RulesetId::Fortune3cp2025), 2),
+    );
     assert!(a.house_edge > base.house_edge);
 }
