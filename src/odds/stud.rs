@@ -218,10 +218,13 @@ struct Stratum {
     weight: f64,
 }
 
+/// Stratum key → (the player hands, up-cards of each rank left over those hands).
+type GroupMap = BTreeMap<(u8, u8, u8), (Vec<[u8; 5]>, [u64; 13])>;
+
 /// The strata; with `by_up_rank` false, one stratum per group (up-card unrestricted).
 fn build_strata(by_up_rank: bool) -> (Vec<Group>, Vec<Stratum>) {
     let ev = Evaluator5::get();
-    let mut map: BTreeMap<(u8, u8, u8), (Vec<[u8; 5]>, [u64; 13])> = BTreeMap::new();
+    let mut map = GroupMap::new();
     for a in 0..52u8 {
         for b in a + 1..52 {
             for c in b + 1..52 {
@@ -334,7 +337,7 @@ pub(crate) fn stud_ante(rs: &Ruleset, mc: McSettings) -> Result<BetOdds, OddsErr
         return Err(OddsError::BadArgument("--samples must be at least 1".into()));
     }
     // Split by the up-card's rank only when the samples leave room beyond a pilot
-    // of 2 in each of the ~3,600 fine strata; else ~330 coarse strata.
+    // of 2 in each of the 3,510 fine strata; else 270 coarse strata.
     let fine = mc.samples >= FINE_STRATA_MIN_SAMPLES;
     let (groups, strata) = build_strata(fine);
     let weights: Vec<f64> = strata.iter().map(|s| s.weight).collect();

@@ -172,7 +172,7 @@ pub(crate) fn sangong_key(cards: &[Card; 3]) -> u32 {
 /// A short description of a three-card hand by its ranks, e.g. `Q-6-4 (three odd cards)`.
 pub(crate) fn describe3(cards: &[Card; 3], rank: HandRank3) -> String {
     let mut c = *cards;
-    c.sort_by(|a, b| b.rank().cmp(&a.rank()));
+    c.sort_by_key(|c| std::cmp::Reverse(c.rank()));
     let ranks: Vec<&str> = c.iter().map(|c| c.rank().code()).collect();
     format!("{} ({})", ranks.join("-"), rank.category().name())
 }
