@@ -84,9 +84,10 @@ impl CameraPose {
         let t = [self.target_mm[0], self.target_mm[1], 0.0];
         // Camera axes: z forward (to the target), x right, y down in the image.
         let z = normalize([t[0] - c[0], t[1] - c[1], t[2] - c[2]]);
-        // "Up" in the image is the table's −y direction seen from the camera: pick
-        // the world axis least aligned with z to build a stable frame.
-        let world_up = if z[2].abs() > 0.99 { [0.0, -1.0, 0.0] } else { [0.0, 0.0, 1.0] };
+        // The image's "up" is the table's +y (the players' side) for a camera
+        // behind the dealer; straight down, +y itself stands in for the vertical
+        // so that the orientation does not flip as the tilt goes to zero.
+        let world_up = if z[2].abs() > 0.99 { [0.0, 1.0, 0.0] } else { [0.0, 0.0, 1.0] };
         let x0 = normalize(cross(z, world_up));
         let y0 = cross(z, x0);
         let (s, co) = self.roll_deg.to_radians().sin_cos();

@@ -360,8 +360,9 @@ mod tests {
         assert!(e.contains("seat 2 has a bet spot but no hand zone"), "{e}");
 
         let mut c = example(RulesetId::Qpoker2004);
+        // A bow tie, asymmetric so that its signed area is not zero.
         c.zones[0].polygon_mm =
-            Polygon(vec![Point::new(0.0, 0.0), Point::new(10.0, 10.0), Point::new(10.0, 0.0), Point::new(0.0, 10.0)]);
+            Polygon(vec![Point::new(0.0, 0.0), Point::new(20.0, 10.0), Point::new(20.0, 0.0), Point::new(0.0, 14.0)]);
         let e = err(c);
         assert!(e.contains("crosses itself"), "{e}");
 
