@@ -22,7 +22,8 @@ fn scene(g: &tablecam::calib::TableGeometry) -> Scene {
     let faces: Vec<_> =
         ["A", "K", "Q", "7"].iter().map(|r| Arc::new(placeholder_face(r, r == &"K", CARD_SIZE_MM).unwrap())).collect();
     let zones = &g.calibration.zones;
-    let hands: Vec<_> = zones.iter().filter(|z| matches!(z.kind, ZoneKind::Hand { .. } | ZoneKind::DealerHand)).collect();
+    let hands: Vec<_> =
+        zones.iter().filter(|z| matches!(z.kind, ZoneKind::Hand { .. } | ZoneKind::DealerHand)).collect();
     let spots: Vec<_> = zones.iter().filter(|z| matches!(z.kind, ZoneKind::BetSpot { .. })).collect();
     let mut s = Scene::default();
     for i in 0..20 {
@@ -39,7 +40,11 @@ fn scene(g: &tablecam::calib::TableGeometry) -> Scene {
         });
     }
     for i in 0..10 {
-        s.chips.push(ChipStack { center_mm: spots[(i * 7) % spots.len()].polygon_mm.centroid(), chips: 5, colour_seed: i as u32 });
+        s.chips.push(ChipStack {
+            center_mm: spots[(i * 7) % spots.len()].polygon_mm.centroid(),
+            chips: 5,
+            colour_seed: i as u32,
+        });
     }
     s.occluders.push(Occluder {
         kind: OccluderKind::Hand,

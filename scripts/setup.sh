@@ -17,7 +17,10 @@ ORT_LIB_NAME="libonnxruntime.so.${ORT_VERSION}"
 # sha256 of onnxruntime/capi/libonnxruntime.so.1.31.1 in the x86_64 manylinux wheel (pinned; the
 # wheel's own RECORD is checked as well, on every architecture).
 ORT_LIB_SHA256_X86_64="fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3"
-APT_PACKAGES=(libopencv-dev clang libclang-dev pkg-config nasm libzmq3-dev libsodium-dev make g++)
+# Card artwork for the simulator (src/sim/faces): fonts of the procedural decks and the packaged
+# SVG decks, read from /usr/share at generation time (see datasets/README.md).
+APT_PACKAGES=(libopencv-dev clang libclang-dev pkg-config nasm libzmq3-dev libsodium-dev make g++
+    fonts-dejavu-core fonts-freefont-ttf gnome-cards-data kdegames-card-data-kf5)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 NATIVE="$ROOT/.native"

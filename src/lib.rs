@@ -11,3 +11,4 @@ pub mod odds;
 pub mod onnx;
 pub mod rng;
 pub mod rules;
+pub mod sim;

@@ -68,7 +68,16 @@ impl Lens {
     pub(crate) fn new(g: &TableGeometry) -> Result<Lens, RenderError> {
         let (ow, oh) = (g.calibration.image_width as i32, g.calibration.image_height as i32);
         let Some(l) = g.calibration.lens else {
-            return Ok(Lens { w: ow, h: oh, offset: (0, 0), maps: None, out_w: ow, out_h: oh, in_view: None, tile_reach: Vec::new() });
+            return Ok(Lens {
+                w: ow,
+                h: oh,
+                offset: (0, 0),
+                maps: None,
+                out_w: ow,
+                out_h: oh,
+                in_view: None,
+                tile_reach: Vec::new(),
+            });
         };
         // The canvas must hold the undistorted position of every output pixel.
         let (mut x0, mut y0, mut x1, mut y1) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
@@ -130,16 +139,21 @@ impl Lens {
                 tile_reach.push(clip(bounds(&pts, 2.0), ow, oh));
             }
         }
-        Ok(Lens { w, h, offset: (x0, y0), maps: Some((m1b, m2b)), out_w: ow, out_h: oh, in_view: Some(in_view), tile_reach })
+        Ok(Lens {
+            w,
+            h,
+            offset: (x0, y0),
+            maps: Some((m1b, m2b)),
+            out_w: ow,
+            out_h: oh,
+            in_view: Some(in_view),
+            tile_reach,
+        })
     }
 
     /// The projector for this canvas.
     pub(crate) fn projector(&self, g: &TableGeometry) -> Projector {
-        let t = Homography([
-            [1.0, 0.0, -self.offset.0 as f64],
-            [0.0, 1.0, -self.offset.1 as f64],
-            [0.0, 0.0, 1.0],
-        ]);
+        let t = Homography([[1.0, 0.0, -self.offset.0 as f64], [0.0, 1.0, -self.offset.1 as f64], [0.0, 0.0, 1.0]]);
         let camera_mm = g.calibration.simulated_pose.map(|p| p.position_mm);
         Projector { h: t.compose(&g.calibration.table_to_image), camera_mm }
     }
@@ -172,7 +186,8 @@ impl Lens {
             }
         }
         let mut out = background_out.clone();
-        let m1 = Mat::new_rows_cols_with_bytes::<core::Vec2s>(self.out_h, self.out_w, m1).ctx("wrapping the lens map")?;
+        let m1 =
+            Mat::new_rows_cols_with_bytes::<core::Vec2s>(self.out_h, self.out_w, m1).ctx("wrapping the lens map")?;
         let m2 = Mat::new_rows_cols_with_bytes::<u16>(self.out_h, self.out_w, m2).ctx("wrapping the lens map")?;
         let src = canvas.mat()?;
         let mut dst = out.mat_mut()?;
@@ -192,8 +207,16 @@ impl Lens {
                 let m1r = Mat::roi(&m1, r).ctx("cropping the lens map")?;
                 let m2r = Mat::roi(&m2, r).ctx("cropping the lens map")?;
                 let mut d = Mat::roi_mut(&mut dst, r).ctx("cropping the frame")?;
-                imgproc::remap(&src, &mut d, &m1r, &m2r, imgproc::INTER_LINEAR, core::BORDER_CONSTANT, Scalar::all(0.0))
-                    .ctx("applying the lens distortion")?;
+                imgproc::remap(
+                    &src,
+                    &mut d,
+                    &m1r,
+                    &m2r,
+                    imgproc::INTER_LINEAR,
+                    core::BORDER_CONSTANT,
+                    Scalar::all(0.0),
+                )
+                .ctx("applying the lens distortion")?;
             }
         }
         drop(dst);
@@ -203,7 +226,8 @@ impl Lens {
     /// The output image from the canvas (a copy when there is no lens).
     pub(crate) fn apply(&self, canvas: Buf, interpolation: i32) -> Result<Buf, RenderError> {
         let Some((m1, m2)) = &self.maps else { return Ok(canvas) };
-        let m1 = Mat::new_rows_cols_with_bytes::<core::Vec2s>(self.out_h, self.out_w, m1).ctx("wrapping the lens map")?;
+        let m1 =
+            Mat::new_rows_cols_with_bytes::<core::Vec2s>(self.out_h, self.out_w, m1).ctx("wrapping the lens map")?;
         let m2 = Mat::new_rows_cols_with_bytes::<u16>(self.out_h, self.out_w, m2).ctx("wrapping the lens map")?;
         let mut out = Buf::zeros(self.out_w, self.out_h, canvas.ch);
         {

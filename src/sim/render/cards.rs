@@ -23,12 +23,15 @@ const LEVEL_OVERSAMPLE: f64 = 1.2;
 /// Most face images the cache keeps before it starts over.
 const CACHE_CAPACITY: usize = 512;
 
+/// An image held alive, and its pyramid.
+type CacheEntry = (Arc<image::RgbaImage>, Arc<Vec<Buf>>);
+
 /// Premultiplied RGBA pyramids of the face images seen so far, keyed by the
 /// image's address; the cache holds an `Arc` of each, so an address cannot be
 /// reused by another image while its entry lives.
 #[derive(Default)]
 pub(crate) struct FaceCache {
-    map: Mutex<HashMap<usize, (Arc<image::RgbaImage>, Arc<Vec<Buf>>)>>,
+    map: Mutex<HashMap<usize, CacheEntry>>,
 }
 
 impl FaceCache {
@@ -71,7 +74,8 @@ fn build_pyramid(img: &image::RgbaImage) -> Result<Vec<Buf>, RenderError> {
             break;
         }
         let mut down = Mat::default();
-        imgproc::pyr_down(&last.mat()?, &mut down, Size::default(), core::BORDER_REFLECT_101).ctx("shrinking a card face")?;
+        imgproc::pyr_down(&last.mat()?, &mut down, Size::default(), core::BORDER_REFLECT_101)
+            .ctx("shrinking a card face")?;
         levels.push(Buf::from_mat(&down)?);
     }
     Ok(levels)
@@ -131,20 +135,34 @@ pub(crate) fn draw_card(
     // Pick a pyramid level a little larger than the drawn card, then warp.
     let pyr = cache.pyramid(&card.image)?;
     let drawn_w = quad[0].dist(quad[1]).max(quad[3].dist(quad[2])).max(1.0);
-    let level = pyr
-        .iter()
-        .rposition(|l| l.w as f64 >= LEVEL_OVERSAMPLE * drawn_w)
-        .unwrap_or(0);
+    let level = pyr.iter().rposition(|l| l.w as f64 >= LEVEL_OVERSAMPLE * drawn_w).unwrap_or(0);
     let face = &pyr[level];
     let (fw, fh) = (face.w as f64, face.h as f64);
-    let src = [Point::new(-0.5, -0.5), Point::new(fw - 0.5, -0.5), Point::new(fw - 0.5, fh - 0.5), Point::new(-0.5, fh - 0.5)];
-    let m = imgproc::get_perspective_transform(&quad_f32(&src, (0.0, 0.0)), &quad_f32(&quad, (roi.x as f64, roi.y as f64)), core::DECOMP_LU)
-        .ctx("computing a card's homography")?;
+    let src = [
+        Point::new(-0.5, -0.5),
+        Point::new(fw - 0.5, -0.5),
+        Point::new(fw - 0.5, fh - 0.5),
+        Point::new(-0.5, fh - 0.5),
+    ];
+    let m = imgproc::get_perspective_transform(
+        &quad_f32(&src, (0.0, 0.0)),
+        &quad_f32(&quad, (roi.x as f64, roi.y as f64)),
+        core::DECOMP_LU,
+    )
+    .ctx("computing a card's homography")?;
     let mut patch = Buf::zeros(roi.width, roi.height, 4);
     {
         let mut dst = patch.mat_mut()?;
-        imgproc::warp_perspective(&face.mat()?, &mut dst, &m, Size::new(roi.width, roi.height), imgproc::INTER_LINEAR, core::BORDER_CONSTANT, Scalar::all(0.0))
-            .ctx("warping a card")?;
+        imgproc::warp_perspective(
+            &face.mat()?,
+            &mut dst,
+            &m,
+            Size::new(roi.width, roi.height),
+            imgproc::INTER_LINEAR,
+            core::BORDER_CONSTANT,
+            Scalar::all(0.0),
+        )
+        .ctx("warping a card")?;
     }
     if blur_len >= MIN_BLUR_PX {
         patch = motion_blur(&patch, blur)?;

@@ -33,7 +33,12 @@ fn circle(proj: &Projector, c: Point, r: f64, z: f64) -> Option<Vec<Point>> {
 }
 
 /// Draws one stack on the canvas and clears its pixels in the id buffer.
-pub(crate) fn draw_stack(canvas: &mut Buf, labels: &mut Labels, proj: &Projector, st: &ChipStack) -> Result<(), RenderError> {
+pub(crate) fn draw_stack(
+    canvas: &mut Buf,
+    labels: &mut Labels,
+    proj: &Projector,
+    st: &ChipStack,
+) -> Result<(), RenderError> {
     if st.chips == 0 {
         return Ok(());
     }
@@ -48,7 +53,11 @@ pub(crate) fn draw_stack(canvas: &mut Buf, labels: &mut Labels, proj: &Projector
     let n = st.chips as usize;
     let mut outline = Vec::new();
     for k in 0..n {
-        let colour = if k + 1 == n || rng.unit_f64() < 0.8 { base } else { CHIP_COLOURS[rng.below(CHIP_COLOURS.len() as u32) as usize] };
+        let colour = if k + 1 == n || rng.unit_f64() < 0.8 {
+            base
+        } else {
+            CHIP_COLOURS[rng.below(CHIP_COLOURS.len() as u32) as usize]
+        };
         let (z0, z1) = (k as f64 * t, (k + 1) as f64 * t);
         let (Some(bottom), Some(top)) = (circle(proj, c, r, z0), circle(proj, c, r, z1)) else { return Ok(()) };
         let hull = convex_hull(bottom.iter().chain(top.iter()).copied().collect());
@@ -83,7 +92,14 @@ pub(crate) fn draw_stack(canvas: &mut Buf, labels: &mut Labels, proj: &Projector
 }
 
 /// The top chip's face: edge inserts, a printed inner ring and a lighter inlay.
-fn top_face(canvas: &mut Buf, proj: &Projector, c: Point, z: f64, colour: [u8; 3], phase: f64) -> Result<(), RenderError> {
+fn top_face(
+    canvas: &mut Buf,
+    proj: &Projector,
+    c: Point,
+    z: f64,
+    colour: [u8; 3],
+    phase: f64,
+) -> Result<(), RenderError> {
     let r = CHIP_RADIUS_MM;
     for i in 0..INSERTS {
         let a = phase + i as f64 / INSERTS as f64 * TAU;

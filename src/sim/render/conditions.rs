@@ -67,13 +67,9 @@ impl Conditions {
         let base = Conditions::default();
         Some(match name {
             "normal" => base,
-            "bright" => Conditions {
-                exposure: 1.3,
-                white_balance: [1.02, 1.0, 0.97],
-                noise_sigma: 1.2,
-                vignette: 0.2,
-                ..base
-            },
+            "bright" => {
+                Conditions { exposure: 1.3, white_balance: [1.02, 1.0, 0.97], noise_sigma: 1.2, vignette: 0.2, ..base }
+            }
             "dim" => Conditions {
                 exposure: 0.95,
                 white_balance: [1.1, 1.0, 0.8],

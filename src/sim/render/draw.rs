@@ -54,13 +54,27 @@ pub(crate) fn poly_mask(pts: &[Point], margin: f64) -> Result<Option<(Buf, i32, 
 }
 
 /// Draws a closed or open polyline.
-pub(crate) fn polyline(img: &mut Buf, pts: &[Point], closed: bool, rgb: [u8; 3], thickness_px: f64) -> Result<(), RenderError> {
+pub(crate) fn polyline(
+    img: &mut Buf,
+    pts: &[Point],
+    closed: bool,
+    rgb: [u8; 3],
+    thickness_px: f64,
+) -> Result<(), RenderError> {
     let v: Vector<CvPoint> = pts.iter().map(|&p| fixed(p, (0, 0))).collect();
     let mut polys = Vector::<Vector<CvPoint>>::new();
     polys.push(v);
     let mut m = img.mat_mut()?;
-    imgproc::polylines(&mut m, &polys, closed, scalar(rgb), thickness_px.round().max(1.0) as i32, imgproc::LINE_AA, SHIFT)
-        .ctx("drawing a polyline")
+    imgproc::polylines(
+        &mut m,
+        &polys,
+        closed,
+        scalar(rgb),
+        thickness_px.round().max(1.0) as i32,
+        imgproc::LINE_AA,
+        SHIFT,
+    )
+    .ctx("drawing a polyline")
 }
 
 /// An RGB triple as an OpenCV scalar (channel order is the buffer's: RGB).
@@ -88,6 +102,7 @@ pub(crate) fn text_width(text: &str, font: i32, height_px: f64) -> Result<f64, R
 
 /// Stamps `text` centred at `centre` (pixels), letters `height_px` tall, rotated
 /// by `angle_rad` (text's up direction is `(sin a, −cos a)`; 0 = upright).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn stamp_text(
     img: &mut Buf,
     text: &str,
@@ -112,8 +127,18 @@ pub(crate) fn stamp_text(
     let pad = thickness + 4;
     let (tw, th) = (size.width + 2 * pad, size.height + base + 2 * pad);
     let mut tmp = Mat::new_rows_cols_with_default(th, tw, core::CV_8UC1, Scalar::all(0.0)).ctx("allocating text")?;
-    imgproc::put_text(&mut tmp, text, CvPoint::new(pad, pad + size.height), font, scale, Scalar::all(255.0), thickness, imgproc::LINE_AA, false)
-        .ctx("drawing text")?;
+    imgproc::put_text(
+        &mut tmp,
+        text,
+        CvPoint::new(pad, pad + size.height),
+        font,
+        scale,
+        Scalar::all(255.0),
+        thickness,
+        imgproc::LINE_AA,
+        false,
+    )
+    .ctx("drawing text")?;
     // Two pyramid steps bring the 4× drawing to the target size with proper
     // area averaging; the warp then only rotates.
     let mut half = Mat::default();
@@ -138,8 +163,16 @@ pub(crate) fn stamp_text(
     .ctx("building a text transform")?;
     {
         let mut dst = mask.mat_mut()?;
-        imgproc::warp_affine(&small, &mut dst, &m, Size::new(r.width, r.height), imgproc::INTER_LINEAR, core::BORDER_CONSTANT, Scalar::all(0.0))
-            .ctx("rotating text")?;
+        imgproc::warp_affine(
+            &small,
+            &mut dst,
+            &m,
+            Size::new(r.width, r.height),
+            imgproc::INTER_LINEAR,
+            core::BORDER_CONSTANT,
+            Scalar::all(0.0),
+        )
+        .ctx("rotating text")?;
     }
     blend_mask(img, r.x, r.y, &mask, rgb.map(f32::from), opacity);
     Ok(())
@@ -160,8 +193,10 @@ pub(crate) fn arc_text(
     opacity: f32,
 ) -> Result<(), RenderError> {
     let spacing = 0.12 * height_px;
-    let widths: Vec<f64> =
-        text.chars().map(|ch| text_width(&ch.to_string(), font, height_px).map(|w| w + spacing)).collect::<Result<_, _>>()?;
+    let widths: Vec<f64> = text
+        .chars()
+        .map(|ch| text_width(&ch.to_string(), font, height_px).map(|w| w + spacing))
+        .collect::<Result<_, _>>()?;
     let total: f64 = widths.iter().sum();
     let mut theta = mid_rad + total / 2.0 / radius;
     for (ch, w) in text.chars().zip(&widths) {
@@ -179,7 +214,6 @@ pub(crate) fn arc_text(
 pub(crate) fn quad_f32(q: &[Point; 4], off: (f64, f64)) -> Vector<Point2f> {
     q.iter().map(|p| Point2f::new((p.x - off.0) as f32, (p.y - off.1) as f32)).collect()
 }
-
 
 /// A union coverage mask of several polygons, anti-aliased, with its top-left corner.
 pub(crate) fn union_mask(polys: &[Vec<Point>], margin: f64) -> Result<Option<(Buf, i32, i32)>, RenderError> {
@@ -206,7 +240,12 @@ pub(crate) fn union_mask(polys: &[Vec<Point>], margin: f64) -> Result<Option<(Bu
 }
 
 /// Darkens the union of polygons through a Gaussian-softened mask (a shadow).
-pub(crate) fn soft_shadow(img: &mut Buf, polys: &[Vec<Point>], sigma_px: f64, strength: f32) -> Result<(), RenderError> {
+pub(crate) fn soft_shadow(
+    img: &mut Buf,
+    polys: &[Vec<Point>],
+    sigma_px: f64,
+    strength: f32,
+) -> Result<(), RenderError> {
     let sigma = sigma_px.max(0.3);
     // Wide shadows are blurred at a reduced scale (the result is smooth anyway).
     let k = ((sigma / 2.0).floor() as i32).clamp(1, 8);

@@ -26,7 +26,14 @@ impl Labels {
 }
 
 /// Fills a polygon into a 16-bit buffer whose pixel (0, 0) is `off` of the canvas.
-pub(crate) fn fill_u16(data: &mut [u16], w: i32, h: i32, pts: &[Point], value: u16, off: (i32, i32)) -> Result<(), RenderError> {
+pub(crate) fn fill_u16(
+    data: &mut [u16],
+    w: i32,
+    h: i32,
+    pts: &[Point],
+    value: u16,
+    off: (i32, i32),
+) -> Result<(), RenderError> {
     if pts.len() < 3 {
         return Ok(());
     }

@@ -17,6 +17,9 @@
 //! conditions give byte-identical images and truth (all randomness comes from
 //! [`crate::rng::Rng`]; the OpenCV operations used compute each pixel
 //! independently of threading).
+// Pixel loops index the three channels of a pixel by number on purpose.
+#![allow(clippy::needless_range_loop)]
+
 mod buf;
 mod camera;
 mod cards;
@@ -209,8 +212,11 @@ impl Renderer {
         }
         props::draw_props(&mut background, cal, &proj, BACK_RGB)?;
         let photometric = conditions::Photometric::new(cal.image_width, cal.image_height);
-        let background_out =
-            if cal.lens.is_some() { lens.apply(background.clone(), imgproc::INTER_LINEAR)? } else { Buf::zeros(0, 0, 3) };
+        let background_out = if cal.lens.is_some() {
+            lens.apply(background.clone(), imgproc::INTER_LINEAR)?
+        } else {
+            Buf::zeros(0, 0, 3)
+        };
         Ok(Renderer {
             geometry: geometry.clone(),
             lens,
@@ -234,14 +240,20 @@ impl Renderer {
     }
 
     /// Renders one frame. `frame_seed` drives the sensor noise.
-    pub fn render(&self, scene: &Scene, conditions: &Conditions, frame_seed: u64) -> Result<RenderedFrame, RenderError> {
+    pub fn render(
+        &self,
+        scene: &Scene,
+        conditions: &Conditions,
+        frame_seed: u64,
+    ) -> Result<RenderedFrame, RenderError> {
         conditions.validate()?;
         if scene.cards.len() >= u16::MAX as usize {
             return Err(RenderError::Input(format!("{} cards in one scene; at most 65534", scene.cards.len())));
         }
         for c in &scene.cards {
             let [w, h] = c.size_mm;
-            if !(w > 1.0 && h > 1.0 && w < 500.0 && h < 500.0) || !c.center_mm.x.is_finite() || !c.center_mm.y.is_finite() {
+            let plausible = w > 1.0 && h > 1.0 && w < 500.0 && h < 500.0;
+            if !(plausible && c.center_mm.x.is_finite() && c.center_mm.y.is_finite()) {
                 return Err(RenderError::Input(format!("card {}: size {w}×{h} mm or centre not plausible", c.id)));
             }
             if !(0.0..1000.0).contains(&c.height_mm) {
@@ -252,7 +264,15 @@ impl Renderer {
         let mut ids = labels::Labels::new(canvas.w, canvas.h);
         let mut drawn = Vec::with_capacity(scene.cards.len());
         for (i, card) in scene.cards.iter().enumerate() {
-            let d = cards::draw_card(&mut canvas, &mut ids, &self.proj, &self.faces, card, (i + 1) as u16, conditions.shutter_fraction)?;
+            let d = cards::draw_card(
+                &mut canvas,
+                &mut ids,
+                &self.proj,
+                &self.faces,
+                card,
+                (i + 1) as u16,
+                conditions.shutter_fraction,
+            )?;
             drawn.push(d);
         }
         for st in &scene.chips {
@@ -264,8 +284,11 @@ impl Renderer {
         let mut truth = Vec::with_capacity(scene.cards.len());
         for (i, (card, d)) in scene.cards.iter().zip(&drawn).enumerate() {
             let Some(d) = d else { continue };
-            let quad: Option<Vec<Point>> =
-                card.corners_mm().iter().map(|&p| self.geometry.table_to_image(self.proj.lift(p, card.height_mm))).collect();
+            let quad: Option<Vec<Point>> = card
+                .corners_mm()
+                .iter()
+                .map(|&p| self.geometry.table_to_image(self.proj.lift(p, card.height_mm)))
+                .collect();
             let Some(q) = quad else { continue };
             truth.push(CardInImage {
                 id: card.id,
@@ -303,7 +326,7 @@ impl Renderer {
             let row = (y * ids.w) as usize;
             for x in c.x..c.x + c.width {
                 let i = row + x as usize;
-                if ids.data[i] == id && self.lens.in_view.as_ref().is_none_or(|v| v[i] != 0) {
+                if ids.data[i] == id && self.lens.in_view.as_ref().map_or(true, |v| v[i] != 0) {
                     seen += 1;
                 }
             }
@@ -336,12 +359,7 @@ fn visible_extent(proj: &Projector, w: i32, h: i32) -> [f64; 4] {
             }
         }
     }
-    [
-        (x0 - 20.0).max(limits[0]),
-        (y0 - 20.0).max(limits[1]),
-        (x1 + 20.0).min(limits[2]),
-        (y1 + 20.0).min(limits[3]),
-    ]
+    [(x0 - 20.0).max(limits[0]), (y0 - 20.0).max(limits[1]), (x1 + 20.0).min(limits[2]), (y1 + 20.0).min(limits[3])]
 }
 
 /// Encodes and decodes as JPEG (libjpeg through OpenCV) at `quality`.

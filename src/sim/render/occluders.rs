@@ -45,10 +45,12 @@ fn capsule(a: (f64, f64), b: (f64, f64), r0: f64, r1: f64) -> Vec<(f64, f64)> {
 }
 
 fn ellipse(c: (f64, f64), ru: f64, rv: f64) -> Vec<(f64, f64)> {
-    (0..28).map(|i| {
-        let t = i as f64 / 28.0 * 2.0 * PI;
-        (c.0 + ru * t.cos(), c.1 + rv * t.sin())
-    }).collect()
+    (0..28)
+        .map(|i| {
+            let t = i as f64 / 28.0 * 2.0 * PI;
+            (c.0 + ru * t.cos(), c.1 + rv * t.sin())
+        })
+        .collect()
 }
 
 fn parts(o: &Occluder) -> Vec<Part> {
@@ -61,17 +63,24 @@ fn parts(o: &Occluder) -> Vec<Part> {
         OccluderKind::Arm => (560.0, false),
     };
     // The sleeve rises towards the elbow.
-    v.push(Part { pts: capsule((-78.0 - arm_len, 0.0), (-78.0, 0.0), 50.0, 40.0), z: 110.0, colour: sleeve, highlight: true });
+    v.push(Part {
+        pts: capsule((-78.0 - arm_len, 0.0), (-78.0, 0.0), 50.0, 40.0),
+        z: 110.0,
+        colour: sleeve,
+        highlight: true,
+    });
     v.push(Part { pts: capsule((-84.0, 0.0), (-70.0, 0.0), 38.0, 37.0), z: 80.0, colour: cuff, highlight: false });
     v.push(Part { pts: capsule((-70.0, 0.0), (-30.0, 0.0), 28.0, 32.0), z: 70.0, colour: skin, highlight: true });
     v.push(Part { pts: ellipse((0.0, 0.0), 50.0, 44.0), z: 60.0, colour: skin, highlight: true });
     if open {
         // Index to little finger, from the thumb's side; slightly spread.
-        for (i, (len, r, spread)) in [(70.0, 9.5, 0.10), (76.0, 9.8, 0.03), (71.0, 9.3, -0.04), (56.0, 8.2, -0.12)].iter().enumerate() {
+        let fingers: [(f64, f64, f64); 4] =
+            [(70.0, 9.5, 0.10), (76.0, 9.8, 0.03), (71.0, 9.3, -0.04), (56.0, 8.2, -0.12)];
+        for (i, &(len, r, spread)) in fingers.iter().enumerate() {
             let v0 = 27.0 - 18.0 * i as f64;
             let a = (40.0, v0);
-            let b = (40.0 + len * (*spread as f64).cos(), v0 + len * (*spread as f64).sin());
-            v.push(Part { pts: capsule(a, b, *r, r * 0.9), z: 45.0, colour: skin, highlight: true });
+            let b = (40.0 + len * spread.cos(), v0 + len * spread.sin());
+            v.push(Part { pts: capsule(a, b, r, r * 0.9), z: 45.0, colour: skin, highlight: true });
         }
         v.push(Part { pts: capsule((-8.0, 34.0), (34.0, 72.0), 12.0, 10.0), z: 50.0, colour: skin, highlight: true });
     } else {
@@ -92,16 +101,24 @@ fn to_table(o: &Occluder, (u, v): (f64, f64)) -> Point {
 }
 
 /// Draws an occluder on the canvas and clears its pixels in the id buffer.
-pub(crate) fn draw_occluder(canvas: &mut Buf, labels: &mut Labels, proj: &Projector, o: &Occluder) -> Result<(), RenderError> {
+pub(crate) fn draw_occluder(
+    canvas: &mut Buf,
+    labels: &mut Labels,
+    proj: &Projector,
+    o: &Occluder,
+) -> Result<(), RenderError> {
     let parts = parts(o);
     // The shadow on the felt, cast by light from above and slightly behind the camera.
     let shadow: Vec<Vec<Point>> = parts
         .iter()
         .filter_map(|p| {
-            p.pts.iter().map(|&q| {
-                let t = to_table(o, q);
-                proj.px(Point::new(t.x + 0.12 * p.z, t.y + 0.2 * p.z), 0.0)
-            }).collect()
+            p.pts
+                .iter()
+                .map(|&q| {
+                    let t = to_table(o, q);
+                    proj.px(Point::new(t.x + 0.12 * p.z, t.y + 0.2 * p.z), 0.0)
+                })
+                .collect()
         })
         .collect();
     let px_per_mm = proj_scale(proj, o.position_mm);

@@ -13,7 +13,12 @@ pub const PLACEHOLDER_PX_PER_MM: f64 = 4.0;
 
 fn rounded_rect(w: f64, h: f64, r: f64, inset: f64) -> Vec<Point> {
     let mut pts = Vec::new();
-    let corners = [(w - r - inset, r + inset, -90.0), (w - r - inset, h - r - inset, 0.0), (r + inset, h - r - inset, 90.0), (r + inset, r + inset, 180.0)];
+    let corners = [
+        (w - r - inset, r + inset, -90.0),
+        (w - r - inset, h - r - inset, 0.0),
+        (r + inset, h - r - inset, 90.0),
+        (r + inset, r + inset, 180.0),
+    ];
     for (cx, cy, start) in corners {
         for i in 0..=8 {
             let a = (start + 90.0 * i as f64 / 8.0f64).to_radians();
@@ -35,13 +40,21 @@ fn fill_rgba(buf: &mut Buf, pts: &[Point], rgba: [u8; 4]) -> Result<(), RenderEr
     let mut polys = opencv::core::Vector::<opencv::core::Vector<CvPoint>>::new();
     polys.push(v);
     let mut m = buf.mat_mut()?;
-    imgproc::fill_poly(&mut m, &polys, Scalar::new(rgba[0] as f64, rgba[1] as f64, rgba[2] as f64, rgba[3] as f64), imgproc::LINE_AA, super::draw::SHIFT, CvPoint::new(0, 0))
-        .ctx("drawing a placeholder card")
+    imgproc::fill_poly(
+        &mut m,
+        &polys,
+        Scalar::new(rgba[0] as f64, rgba[1] as f64, rgba[2] as f64, rgba[3] as f64),
+        imgproc::LINE_AA,
+        super::draw::SHIFT,
+        CvPoint::new(0, 0),
+    )
+    .ctx("drawing a placeholder card")
 }
 
 /// Draws on the RGB channels of an RGBA buffer with an RGB helper.
 fn on_rgb(buf: &mut Buf, f: impl FnOnce(&mut Buf) -> Result<(), RenderError>) -> Result<(), RenderError> {
-    let mut rgb = Buf { w: buf.w, h: buf.h, ch: 3, data: buf.data.chunks_exact(4).flat_map(|p| [p[0], p[1], p[2]]).collect() };
+    let mut rgb =
+        Buf { w: buf.w, h: buf.h, ch: 3, data: buf.data.chunks_exact(4).flat_map(|p| [p[0], p[1], p[2]]).collect() };
     f(&mut rgb)?;
     for (d, s) in buf.data.chunks_exact_mut(4).zip(rgb.data.chunks_exact(3)) {
         d[..3].copy_from_slice(s);
@@ -95,8 +108,15 @@ pub fn placeholder_back(rgb: [u8; 3], size_mm: [f64; 2]) -> Result<image::RgbaIm
             let mut polys = opencv::core::Vector::<opencv::core::Vector<CvPoint>>::new();
             polys.push(v);
             let mut m = mask.mat_mut()?;
-            imgproc::fill_poly(&mut m, &polys, Scalar::all(255.0), imgproc::LINE_AA, super::draw::SHIFT, CvPoint::new(0, 0))
-                .ctx("masking a card back")?;
+            imgproc::fill_poly(
+                &mut m,
+                &polys,
+                Scalar::all(255.0),
+                imgproc::LINE_AA,
+                super::draw::SHIFT,
+                CvPoint::new(0, 0),
+            )
+            .ctx("masking a card back")?;
         }
         super::buf::blend_layer(img, &layer, &mask);
         Ok(())

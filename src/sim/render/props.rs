@@ -69,7 +69,12 @@ fn shade(c: [u8; 3], k: f64) -> [u8; 3] {
 const SIDE_SHADE: [f64; 4] = [0.75, 0.6, 0.9, 0.7];
 
 /// Draws the shoe and the discard rack of `cal` on the canvas.
-pub(crate) fn draw_props(canvas: &mut Buf, cal: &Calibration, proj: &Projector, back_rgb: [u8; 3]) -> Result<(), RenderError> {
+pub(crate) fn draw_props(
+    canvas: &mut Buf,
+    cal: &Calibration,
+    proj: &Projector,
+    back_rgb: [u8; 3],
+) -> Result<(), RenderError> {
     for z in &cal.zones {
         let c = z.polygon_mm.centroid();
         match z.kind {
@@ -110,8 +115,10 @@ fn shoe(canvas: &mut Buf, proj: &Projector, c: Point, back_rgb: [u8; 3]) -> Resu
             let (za, zb) = (body.top[i], body.top[(i + 1) % 4]);
             let (k0, k1) = (0.12, 0.9);
             let z_at = |k: f64| (za + (zb - za) * k) * 0.78;
-            let win: Option<Vec<Point>> =
-                [(k0, 8.0), (k1, 8.0), (k1, z_at(k1)), (k0, z_at(k0))].iter().map(|&(k, z)| proj.px(lerp(k), z)).collect();
+            let win: Option<Vec<Point>> = [(k0, 8.0), (k1, 8.0), (k1, z_at(k1)), (k0, z_at(k0))]
+                .iter()
+                .map(|&(k, z)| proj.px(lerp(k), z))
+                .collect();
             if let Some(win) = win {
                 fill(canvas, &win, [214, 206, 186])?;
                 for n in 1..9 {

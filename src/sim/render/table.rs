@@ -158,7 +158,8 @@ fn chip_tray(plane: &mut Plane, seed: u64) -> Result<(), RenderError> {
     let mut rng = Rng::seeded(seed ^ 0x7a7);
     let tubes = 10;
     let tube_w = (tx1 - tx0) / tubes as f64;
-    let colours: Vec<[f64; 3]> = (0..tubes).map(|_| rgbf(CHIP_COLOURS[rng.below(CHIP_COLOURS.len() as u32) as usize])).collect();
+    let colours: Vec<[f64; 3]> =
+        (0..tubes).map(|_| rgbf(CHIP_COLOURS[rng.below(CHIP_COLOURS.len() as u32) as usize])).collect();
     let fill_to: Vec<f64> = (0..tubes).map(|_| ty0 + 8.0 + rng.unit_f64() * 30.0).collect();
     let p0 = plane.px(Point::new(tx0, ty0));
     let p1 = plane.px(Point::new(tx1, ty1));
@@ -248,10 +249,12 @@ fn print_layout(plane: &mut Plane, cal: &Calibration, style: &TableStyle) -> Res
 
     // The racetrack line inside the rail.
     let arc = |r: f64| -> Vec<Point> {
-        (0..=180).map(|i| {
-            let a = PI * i as f64 / 180.0;
-            Point::new(r * a.cos(), r * a.sin().max(0.0))
-        }).collect()
+        (0..=180)
+            .map(|i| {
+                let a = PI * i as f64 / 180.0;
+                Point::new(r * a.cos(), r * a.sin().max(0.0))
+            })
+            .collect()
     };
     let track: Vec<Point> = arc(TABLE_RADIUS_MM - 42.0).into_iter().map(|p| plane.px(p)).collect();
     polyline(&mut plane.buf, &track, false, accent, line)?;
@@ -266,10 +269,12 @@ fn print_layout(plane: &mut Plane, cal: &Calibration, style: &TableStyle) -> Res
                 let a = -layout::seat_angle(seat, seats);
                 let cp = plane.px(c);
                 let ring = |rr: f64| -> Vec<Point> {
-                    (0..72).map(|i| {
-                        let t = i as f64 / 72.0 * std::f64::consts::TAU;
-                        Point::new(cp.x + rr * s * t.cos(), cp.y + rr * s * t.sin())
-                    }).collect()
+                    (0..72)
+                        .map(|i| {
+                            let t = i as f64 / 72.0 * std::f64::consts::TAU;
+                            Point::new(cp.x + rr * s * t.cos(), cp.y + rr * s * t.sin())
+                        })
+                        .collect()
                 };
                 match bet {
                     BetKind::PairPlus => {
@@ -292,7 +297,8 @@ fn print_layout(plane: &mut Plane, cal: &Calibration, style: &TableStyle) -> Res
                         // The jackpot lamp: a red dome with a highlight.
                         fill(&mut plane.buf, &ring(r * 0.42), [150, 18, 22])?;
                         fill(&mut plane.buf, &ring(r * 0.3), [205, 40, 40])?;
-                        let hl: Vec<Point> = ring(r * 0.1).iter().map(|p| Point::new(p.x - r * 0.1 * s, p.y - r * 0.1 * s)).collect();
+                        let hl: Vec<Point> =
+                            ring(r * 0.1).iter().map(|p| Point::new(p.x - r * 0.1 * s, p.y - r * 0.1 * s)).collect();
                         fill(&mut plane.buf, &hl, [250, 190, 180])?;
                     }
                     BetKind::Raise => {
@@ -326,22 +332,38 @@ fn print_layout(plane: &mut Plane, cal: &Calibration, style: &TableStyle) -> Res
                 if style.labels {
                     let a = -layout::seat_angle(seat, seats);
                     let p = plane.px(layout::on_seat_line(seat, seats, TABLE_RADIUS_MM - 20.0));
-                    stamp_text(&mut plane.buf, &seat.to_string(), TITLE_FONT, p, a - FRAC_PI_2, 14.0 * s, accent, 0.85)?;
+                    stamp_text(
+                        &mut plane.buf,
+                        &seat.to_string(),
+                        TITLE_FONT,
+                        p,
+                        a - FRAC_PI_2,
+                        14.0 * s,
+                        accent,
+                        0.85,
+                    )?;
                 }
             }
             ZoneKind::DealerHand => {
                 polyline(&mut plane.buf, &pts, true, print, line)?;
                 if style.labels {
-                    let p = plane.px(Point::new(c.x, z.polygon_mm.0.iter().map(|p| p.y).fold(f64::MIN, f64::max) - 14.0));
+                    let p =
+                        plane.px(Point::new(c.x, z.polygon_mm.0.iter().map(|p| p.y).fold(f64::MIN, f64::max) - 14.0));
                     stamp_text(&mut plane.buf, "DEALER", FONT, p, PI, 11.0 * s, print, 0.9)?;
                 }
             }
             ZoneKind::Community => {
                 polyline(&mut plane.buf, &pts, true, accent, line)?;
-                let inner = z.polygon_mm.0.iter().map(|&p| plane.px(Point::new(c.x + (p.x - c.x) * 0.94, c.y + (p.y - c.y) * 0.9))).collect::<Vec<_>>();
+                let inner = z
+                    .polygon_mm
+                    .0
+                    .iter()
+                    .map(|&p| plane.px(Point::new(c.x + (p.x - c.x) * 0.94, c.y + (p.y - c.y) * 0.9)))
+                    .collect::<Vec<_>>();
                 polyline(&mut plane.buf, &inner, true, accent, thin)?;
                 if style.labels {
-                    let p = plane.px(Point::new(c.x, z.polygon_mm.0.iter().map(|p| p.y).fold(f64::MIN, f64::max) - 13.0));
+                    let p =
+                        plane.px(Point::new(c.x, z.polygon_mm.0.iter().map(|p| p.y).fold(f64::MIN, f64::max) - 13.0));
                     stamp_text(&mut plane.buf, "COMMUNITY CARD", FONT, p, PI, 9.0 * s, accent, 0.9)?;
                 }
             }
@@ -433,7 +455,8 @@ fn texture(plane: &mut Plane, style: &TableStyle) -> Result<(), RenderError> {
         }
     }
     let mut up = opencv::core::Mat::default();
-    imgproc::resize(&low.mat()?, &mut up, Size::new(w, h), 0.0, 0.0, imgproc::INTER_CUBIC).ctx("upsampling the cloth")?;
+    imgproc::resize(&low.mat()?, &mut up, Size::new(w, h), 0.0, 0.0, imgproc::INTER_CUBIC)
+        .ctx("upsampling the cloth")?;
     let up = Buf::from_mat(&up)?;
     let period = (1.6 * s).max(2.2);
     for v in 0..h {

@@ -151,14 +151,15 @@ fn with_lens_distortion_the_truth_still_matches_the_drawn_card() {
 fn busy_scene(g: &TableGeometry, images: &[Arc<image::RgbaImage>], seed: u64, cards: usize, stacks: usize) -> Scene {
     let mut rng = Rng::seeded(seed);
     let zones = &g.calibration.zones;
-    let hands: Vec<_> = zones.iter().filter(|z| matches!(z.kind, ZoneKind::Hand { .. } | ZoneKind::DealerHand)).collect();
+    let hands: Vec<_> =
+        zones.iter().filter(|z| matches!(z.kind, ZoneKind::Hand { .. } | ZoneKind::DealerHand)).collect();
     let spots: Vec<_> = zones.iter().filter(|z| matches!(z.kind, ZoneKind::BetSpot { .. })).collect();
     let mut scene = Scene::default();
     for i in 0..cards {
         let z = hands[i % hands.len()];
         let c = z.polygon_mm.centroid();
         let k = (i / hands.len()) as f64;
-        let a = (c.x.atan2(c.y)).clamp(-1.4, 1.4) * -1.0;
+        let a = -c.x.atan2(c.y).clamp(-1.4, 1.4);
         let (s, co) = a.sin_cos();
         let off = (k - 1.0) * 68.0;
         let mut sc = card(
@@ -177,7 +178,11 @@ fn busy_scene(g: &TableGeometry, images: &[Arc<image::RgbaImage>], seed: u64, ca
     }
     for i in 0..stacks.min(spots.len()) {
         let z = spots[(i * 7) % spots.len()];
-        scene.chips.push(ChipStack { center_mm: z.polygon_mm.centroid(), chips: 1 + rng.below(8) as u8, colour_seed: rng.below(1000) });
+        scene.chips.push(ChipStack {
+            center_mm: z.polygon_mm.centroid(),
+            chips: 1 + rng.below(8) as u8,
+            colour_seed: rng.below(1000),
+        });
     }
     scene.occluders.push(Occluder {
         kind: OccluderKind::Hand,
@@ -329,7 +334,6 @@ fn frames_per_second_at_720p_and_1080p() {
         eprintln!("{w}×{h}: Renderer::new {:.0} ms; render {:.1} ms/frame = {:.1} frames/s (20 cards, 10 stacks, 1 hand, lens on)", build.as_secs_f64() * 1e3, per * 1e3, 1.0 / per);
     }
 }
-
 
 #[test]
 fn the_dirty_tile_remap_equals_a_full_remap() {

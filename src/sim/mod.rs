@@ -1,0 +1,2 @@
+//! Table simulator: synthetic overhead-camera data to train and test recognition on.
+pub mod faces;
