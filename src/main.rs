@@ -21,6 +21,8 @@ enum Command {
     Rounds(tablecam::rules::demo::RoundsArgs),
     /// List the rulesets and their parameters.
     Rulesets,
+    /// Render synthetic overhead-camera sessions with ground truth (or a crop dataset).
+    Simulate(tablecam::sim::cli::SimulateArgs),
 }
 
 fn main() -> ExitCode {
@@ -43,6 +45,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Rounds(args) => {
             tablecam::rules::demo::run_cli(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Simulate(args) => {
+            tablecam::sim::cli::run_cli(&args)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Rulesets => {

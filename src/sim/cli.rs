@@ -1,0 +1,134 @@
+//! Arguments of `tablecam simulate`.
+use std::path::PathBuf;
+
+use super::script::Scenario;
+use super::session::{simulate, SessionSpec, SimError};
+use crate::rules::RulesetId;
+
+/// `tablecam simulate`: render synthetic table sessions with ground truth.
+#[derive(Debug, Clone, clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct SimulateArgs {
+    /// What else to generate.
+    #[command(subcommand)]
+    pub command: Option<SimulateCommand>,
+    /// Ruleset id (fortune3cp-2025, fortune3cp-2008, stud-2004, qpoker-2004, sangong-1996).
+    #[arg(long, default_value = "fortune3cp-2025")]
+    pub ruleset: String,
+    /// Rounds to play.
+    #[arg(long, default_value_t = 2)]
+    pub rounds: u32,
+    /// Seed: the same seed and version give byte-identical output.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Play every round with this irregular scenario (see `--list-scenarios`).
+    #[arg(long)]
+    pub scenario: Option<String>,
+    /// List the scenarios and the rulesets they apply to, then exit.
+    #[arg(long)]
+    pub list_scenarios: bool,
+    /// Frame size: 720p or 1080p.
+    #[arg(long, default_value = "720p")]
+    pub size: String,
+    /// Deck design (default: chosen by the seed).
+    #[arg(long)]
+    pub design: Option<String>,
+    /// Lighting/camera conditions preset: normal, bright, dim, glare, noisy, compressed.
+    #[arg(long)]
+    pub conditions: Option<String>,
+    /// Output folder.
+    #[arg(long, default_value = "datasets/generated/session")]
+    pub out: PathBuf,
+}
+
+/// Subcommands of `tablecam simulate`.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum SimulateCommand {
+    /// A labelled crop dataset: 52 faces + back, split by deck art family.
+    Crops(super::crops::CropsArgs),
+    /// A PNG contact sheet: every ruleset under several camera conditions.
+    ContactSheet {
+        /// Output PNG.
+        #[arg(long, default_value = "docs/images/sim_contact_sheet.png")]
+        out: PathBuf,
+        /// Seed.
+        #[arg(long, default_value_t = 7)]
+        seed: u64,
+        /// Width of each tile in pixels.
+        #[arg(long, default_value_t = 480)]
+        tile_width: u32,
+    },
+}
+
+/// Runs `tablecam simulate`.
+pub fn run_cli(args: &SimulateArgs) -> Result<(), SimError> {
+    match &args.command {
+        Some(SimulateCommand::Crops(c)) => return super::crops::run_cli(c),
+        Some(SimulateCommand::ContactSheet { out, seed, tile_width }) => {
+            let sheet = super::contact::contact_sheet(&["normal", "dim", "glare", "compressed"], *seed, *tile_width)?;
+            sheet.save(out).map_err(|e| SimError::Bad(format!("{}: {e}", out.display())))?;
+            println!("{}: {}×{}", out.display(), sheet.width(), sheet.height());
+            return Ok(());
+        }
+        None => {}
+    }
+    if args.list_scenarios {
+        for sc in Scenario::ALL {
+            let applies: Vec<&str> = RulesetId::ALL
+                .iter()
+                .filter(|id| sc.applies_to(&crate::rules::Ruleset::new(**id)))
+                .map(|id| id.as_str())
+                .collect();
+            println!("{:<26} {}", sc.name(), applies.join(", "));
+        }
+        return Ok(());
+    }
+    let ruleset: RulesetId = args.ruleset.parse()?;
+    let scenario = match &args.scenario {
+        Some(name) => Some(Scenario::parse(name).ok_or_else(|| {
+            let names: Vec<String> = Scenario::ALL.iter().map(|s| s.name()).collect();
+            SimError::Bad(format!("unknown scenario {name:?}; known: {}", names.join(", ")))
+        })?),
+        None => None,
+    };
+    let (width, height) = match args.size.as_str() {
+        "720p" => (1280, 720),
+        "1080p" => (1920, 1080),
+        other => return Err(SimError::Bad(format!("unknown size {other:?}: use 720p or 1080p"))),
+    };
+    let spec = SessionSpec {
+        ruleset,
+        rounds: args.rounds,
+        seed: args.seed,
+        scenario,
+        width,
+        height,
+        design: args.design.clone(),
+        conditions: args.conditions.clone(),
+        out: args.out.clone(),
+    };
+    let started = std::time::Instant::now();
+    let summary = simulate(&spec, |frames, rounds| {
+        eprint!(
+            "\rsimulate: {rounds}/{} rounds, {frames} frames, {:.1} s",
+            spec.rounds,
+            started.elapsed().as_secs_f64()
+        );
+    })?;
+    eprintln!();
+    println!(
+        "{}: {} rounds, {} frames at {}×{} ({} fps), design {} ({}), table {}, conditions {}, camera tilt {:.1}°",
+        spec.out.display(),
+        summary.rounds,
+        summary.frames,
+        summary.width,
+        summary.height,
+        summary.fps,
+        summary.design,
+        summary.family,
+        summary.table_style,
+        summary.conditions,
+        summary.camera.tilt_deg()
+    );
+    Ok(())
+}
