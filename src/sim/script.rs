@@ -373,11 +373,15 @@ pub fn plan_round(
             }
         }
         Scenario::FourCardsToAHand => {
-            let extra = *plan.iter().find(|d| matches!(d.to, Position::Seat(_))).expect("a seat is dealt");
+            let extra = *plan
+                .iter()
+                .find(|d| matches!(d.to, Position::Seat(s) if seats.contains(&s)))
+                .expect("a seat with a bet is dealt");
             plan.push(crate::rules::Delivery { cards: 1, face_up: 0, ..extra });
         }
         Scenario::TwoCardsToDealer => {
-            if let Some(i) = plan.iter().rposition(|d| d.to == Position::Dealer) {
+            let dealer_pos = sangong.map_or(Position::Dealer, |g| Position::Seat(g.banker));
+            if let Some(i) = plan.iter().rposition(|d| d.to == dealer_pos) {
                 if plan[i].cards > 1 {
                     plan[i].cards -= 1;
                     plan[i].face_up = plan[i].face_up.min(plan[i].cards);
@@ -425,7 +429,8 @@ pub fn plan_round(
         if expose_at.contains(&n) {
             face_up[0] = true;
         }
-        if !dealer_exposed_done && d.to == Position::Dealer && !face_up[0] {
+        let is_dealer = d.to == Position::Dealer || sangong.is_some_and(|g| d.to == Position::Seat(g.banker));
+        if !dealer_exposed_done && is_dealer && !face_up[0] {
             face_up[0] = true;
             dealer_exposed_done = true;
         }
@@ -435,7 +440,7 @@ pub fn plan_round(
             let by_design = k as u8 + d.face_up >= d.cards && d.face_up > 0;
             if *up && !by_design {
                 let kind = match (d.to, scenario) {
-                    (Position::Dealer, _) => K::DealerCardExposed,
+                    _ if is_dealer => K::DealerCardExposed,
                     (_, Scenario::TwoPlayerCardsExposed) => K::SeveralPlayerCardsExposed,
                     _ => K::OnePlayerCardExposed,
                 };
@@ -749,6 +754,165 @@ mod tests {
                 assert!(plan.round.hands.iter().all(|h| h.cards.len() == n), "{id} seed {seed}");
                 assert_eq!(plan.round.dealer.len(), n);
                 assert_eq!(plan.settlement, settle(&rs, &plan.round).unwrap());
+            }
+        }
+    }
+
+    /// What a camera would see in a plan's actions, independently of its flags.
+    struct Seen {
+        order: Vec<Position>,
+        exposed_player_seats: Vec<Seat>,
+        dealer_exposed: bool,
+        duplicate: bool,
+        swapped: bool,
+        removed: bool,
+        collected_before_main_deal: bool,
+    }
+
+    fn seen(rs: &Ruleset, plan: &RoundPlan) -> Seen {
+        let mut order = Vec::new();
+        let mut exposed_player_seats = Vec::new();
+        let mut dealer_exposed = false;
+        let mut where_: std::collections::BTreeMap<u32, Position> = Default::default();
+        let mut faces: Vec<Card> = Vec::new();
+        let mut swapped = false;
+        let mut removed = false;
+        let mut collected_before_main_deal = false;
+        let mut dealt_any = false;
+        for st in &plan.actions {
+            match &st.action {
+                Action::Deal { cards, to, face_up } => {
+                    dealt_any = true;
+                    order.push(*to);
+                    for (i, (c, up)) in cards.iter().zip(face_up).enumerate() {
+                        where_.insert(c.id, *to);
+                        faces.push(c.card);
+                        let by_design = rs.face_up_by_design != crate::rules::ruleset::FaceUpByDesign::None
+                            && *to == Position::Dealer
+                            && i + 1 == cards.len()
+                            && order.iter().filter(|p| **p == Position::Dealer).count() * cards.len()
+                                == rs.cards_per_hand as usize;
+                        let banker = plan.sangong.map(|g| Position::Seat(g.banker));
+                        if *up && !by_design {
+                            match to {
+                                _ if Some(*to) == banker => dealer_exposed = true,
+                                Position::Seat(s) => exposed_player_seats.push(*s),
+                                Position::Dealer => dealer_exposed = true,
+                                _ => {}
+                            }
+                        }
+                    }
+                }
+                Action::Collect { ids } => {
+                    if dealt_any
+                        && plan.round.hands.iter().all(|h| !h.cards.is_empty())
+                        && where_.len() <= 2 * rs.cards_per_hand as usize
+                    {
+                        collected_before_main_deal = true;
+                    }
+                    for id in ids {
+                        where_.insert(*id, Position::Discard);
+                    }
+                }
+                Action::Remove { id } => {
+                    where_.remove(id);
+                    removed = true;
+                }
+                Action::Introduce { card, to } => {
+                    where_.insert(card.id, *to);
+                    swapped = true;
+                }
+                _ => {}
+            }
+        }
+        let mut sorted = faces.clone();
+        sorted.sort();
+        let duplicate = sorted.windows(2).any(|w| w[0] == w[1]);
+        Seen {
+            order,
+            exposed_player_seats,
+            dealer_exposed,
+            duplicate,
+            swapped,
+            removed: removed && !swapped,
+            collected_before_main_deal,
+        }
+    }
+
+    #[test]
+    fn every_scenario_really_produces_the_irregularity_it_names() {
+        use crate::rules::deal::{deal_plan, DealRequest};
+        for id in RulesetId::ALL {
+            let rs = Ruleset::new(id);
+            for sc in Scenario::ALL {
+                if !sc.applies_to(&rs) {
+                    continue;
+                }
+                for seed in 0..6 {
+                    let plan = plan_round(&rs, sc, &mut Rng::seeded(100 + seed), 0).unwrap();
+                    let s = seen(&rs, &plan);
+                    let n = rs.cards_per_hand as usize;
+                    let bet_seats: Vec<Seat> =
+                        plan.round.hands.iter().filter(|h| !h.wagers.is_empty()).map(|h| h.seat).collect();
+                    let what = format!("{id} {} seed {seed}", sc.name());
+                    // The sequence the regulation prescribes for these bets.
+                    let prescribed: Vec<Position> = deal_plan(
+                        &rs,
+                        &DealRequest {
+                            mode: plan.dealing,
+                            seats_with_bets: bet_seats.clone(),
+                            progressive_present: !plan.round.community.is_empty(),
+                            shuffler_gives_three_for_community: false,
+                            sangong: plan.sangong,
+                        },
+                    )
+                    .unwrap()
+                    .iter()
+                    .map(|d| d.to)
+                    .collect();
+                    let hand_counts: Vec<usize> = plan.round.hands.iter().map(|h| h.cards.len()).collect();
+                    match sc {
+                        Scenario::Clean => {
+                            assert_eq!(s.order, prescribed, "{what}");
+                            assert!(s.exposed_player_seats.is_empty() && !s.dealer_exposed && !s.duplicate, "{what}");
+                            assert!(hand_counts.iter().all(|&c| c == n), "{what}");
+                        }
+                        Scenario::WrongDealOrder => {
+                            assert_ne!(s.order, prescribed, "{what}");
+                            let (mut a, mut b) = (s.order.clone(), prescribed.clone());
+                            a.sort();
+                            b.sort();
+                            assert_eq!(a, b, "{what}: same deliveries, other order");
+                        }
+                        Scenario::SkippedHand => {
+                            assert_ne!(s.order, prescribed, "{what}");
+                            let short = hand_counts.iter().any(|&c| c < n) || plan.round.dealer.len() < n;
+                            assert!(short, "{what}: a hand ends short");
+                        }
+                        Scenario::FourCardsToAHand => {
+                            assert!(hand_counts.contains(&(n + 1)), "{what}: {hand_counts:?}")
+                        }
+                        Scenario::TwoCardsToDealer => assert_eq!(plan.round.dealer.len(), n - 1, "{what}"),
+                        Scenario::PlayerCardExposed => assert_eq!(s.exposed_player_seats.len(), 1, "{what}"),
+                        Scenario::TwoPlayerCardsExposed => {
+                            assert_eq!(s.exposed_player_seats.len(), 2, "{what}");
+                            assert_ne!(s.exposed_player_seats[0], s.exposed_player_seats[1], "{what}");
+                        }
+                        Scenario::DealerCardExposed => assert!(s.dealer_exposed, "{what}"),
+                        Scenario::CardsToHandWithoutBet => {
+                            assert!(
+                                plan.round.hands.iter().any(|h| h.wagers.is_empty() && h.cards.len() == n),
+                                "{what}"
+                            )
+                        }
+                        Scenario::DuplicateCard => assert!(s.duplicate, "{what}"),
+                        Scenario::CardSwapped => assert!(s.swapped, "{what}"),
+                        Scenario::CardRemoved => {
+                            assert!(s.removed && hand_counts.contains(&(n - 1)), "{what}: {hand_counts:?}")
+                        }
+                        Scenario::ShufflerFailure => assert!(s.collected_before_main_deal, "{what}"),
+                    }
+                }
             }
         }
     }

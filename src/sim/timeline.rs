@@ -383,7 +383,7 @@ impl<'a> Timeline<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calib::{layout, Calibration};
+    use crate::calib::layout;
     use crate::rules::{Ruleset, RulesetId};
     use crate::sim::script::{plan_round, Scenario};
 
