@@ -49,7 +49,7 @@ pub enum SimulateCommand {
     /// A PNG contact sheet: every ruleset under several camera conditions.
     ContactSheet {
         /// Output PNG.
-        #[arg(long, default_value = "docs/images/sim_contact_sheet.png")]
+        #[arg(long, default_value = "docs/images/sim_contact_sheet.jpg")]
         out: PathBuf,
         /// Seed.
         #[arg(long, default_value_t = 7)]
