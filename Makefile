@@ -3,7 +3,7 @@
 # Builds always use --release and the shared target/ directory.
 
 # What `make demo` runs after building (one shell line; `&&` stops at the first failure).
-DEMO_COMMANDS = ./target/release/tablecam rounds --all && ./target/release/tablecam odds --ruleset fortune3cp-2025
+DEMO_COMMANDS = ./target/release/tablecam rounds --all && ./target/release/tablecam odds --ruleset fortune3cp-2025 && ./target/release/tablecam simulate --ruleset fortune3cp-2025 --rounds 1 --seed 1 --scenario player_card_exposed --out var/demo/session
 
 # The rulesets `make odds` prints.
 RULESETS = fortune3cp-2025 fortune3cp-2008 stud-2004 qpoker-2004 sangong-1996
