@@ -17,10 +17,8 @@ struct TempDir(PathBuf);
 impl TempDir {
     fn new(tag: &str) -> Self {
         static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
         let dir = std::env::temp_dir().join(format!(
             "tablecam-test-{tag}-{}-{nanos}-{}",
             std::process::id(),
@@ -68,28 +66,16 @@ fn softmax_affine(x: &[f32; 4]) -> [f64; 3] {
 fn ort_runtime_is_found_and_is_1_31() {
     let rt = onnx::runtime().expect("ONNX Runtime should load (run `make setup`)");
     assert_eq!(rt.version(), onnx::ORT_VERSION);
-    assert!(
-        rt.library_path().ends_with(onnx::ORT_LIB_FILE),
-        "{}",
-        rt.library_path().display()
-    );
+    assert!(rt.library_path().ends_with(onnx::ORT_LIB_FILE), "{}", rt.library_path().display());
     assert!(rt.library_path().is_absolute());
 }
 
 #[test]
 fn ort_fixture_batch_matches_rust_softmax() {
-    let mut model =
-        onnx::load_model(fixture_path(), fixture::contract()).expect("load fixture model");
-    assert_eq!(
-        model.metadata("tablecam.fixture").as_deref(),
-        Some("affine_softmax")
-    );
+    let mut model = onnx::load_model(fixture_path(), fixture::contract()).expect("load fixture model");
+    assert_eq!(model.metadata("tablecam.fixture").as_deref(), Some("affine_softmax"));
 
-    let rows: [[f32; 4]; 3] = [
-        [1.0, 2.0, 3.0, 4.0],
-        [-1.5, 0.25, -2.0, 0.5],
-        [3.0, -1.0, 0.5, -4.0],
-    ];
+    let rows: [[f32; 4]; 3] = [[1.0, 2.0, 3.0, 4.0], [-1.5, 0.25, -2.0, 0.5], [3.0, -1.0, 0.5, -4.0]];
     let input = ndarray::Array2::from_shape_fn((3, 4), |(r, c)| rows[r][c]);
     let probs = model.run(input.view()).expect("run fixture model");
     assert_eq!(probs.shape(), &[3, 3]);
@@ -97,11 +83,7 @@ fn ort_fixture_batch_matches_rust_softmax() {
         let want = softmax_affine(row);
         for c in 0..3 {
             let got = f64::from(probs[[r, c]]);
-            assert!(
-                (got - want[c]).abs() <= 1e-5,
-                "row {r} col {c}: onnx {got} vs rust {}",
-                want[c]
-            );
+            assert!((got - want[c]).abs() <= 1e-5, "row {r} col {c}: onnx {got} vs rust {}", want[c]);
         }
         let sum: f32 = (0..3).map(|c| probs[[r, c]]).sum();
         assert!((sum - 1.0).abs() < 1e-5);
@@ -122,21 +104,11 @@ fn ort_fixture_batch_matches_rust_softmax() {
 fn ort_corrupt_model_is_a_typed_error_naming_the_file() {
     let dir = TempDir::new("corrupt");
     let path = dir.path().join("garbage.onnx");
-    std::fs::write(
-        &path,
-        b"\x08\x07this is not a protobuf \xff\xfe\x00\x01 at all, just garbage bytes",
-    )
-    .unwrap();
+    std::fs::write(&path, b"\x08\x07this is not a protobuf \xff\xfe\x00\x01 at all, just garbage bytes").unwrap();
     let err = onnx::load_model(&path, fixture::contract()).expect_err("garbage must not load");
     eprintln!("corrupt model: {err}");
-    assert!(
-        matches!(&err, OnnxError::ModelLoad { path: p, .. } if *p == path),
-        "{err:?}"
-    );
-    assert!(
-        err.to_string().contains(&path.display().to_string()),
-        "{err}"
-    );
+    assert!(matches!(&err, OnnxError::ModelLoad { path: p, .. } if *p == path), "{err:?}");
+    assert!(err.to_string().contains(&path.display().to_string()), "{err}");
 }
 
 #[test]
@@ -144,47 +116,23 @@ fn ort_missing_model_is_a_typed_error_naming_the_file() {
     let dir = TempDir::new("missing");
     let path = dir.path().join("nope.onnx");
     let err = onnx::load_model(&path, fixture::contract()).expect_err("missing file");
-    assert!(
-        matches!(&err, OnnxError::ModelNotFound { path: p } if *p == path),
-        "{err:?}"
-    );
-    assert!(
-        err.to_string().contains(&path.display().to_string()),
-        "{err}"
-    );
+    assert!(matches!(&err, OnnxError::ModelNotFound { path: p } if *p == path), "{err:?}");
+    assert!(err.to_string().contains(&path.display().to_string()), "{err}");
 }
 
 #[test]
 fn ort_wrong_contract_is_a_typed_error_naming_the_file() {
     let path = fixture_path();
     let good = fixture::contract();
-    let wrong_shape = ModelContract {
-        input: TensorSpec::f32("input", [Dim::Any, Dim::Fixed(5)]),
-        ..good.clone()
-    };
-    let wrong_rank = ModelContract {
-        input: TensorSpec::f32("input", [Dim::Any, Dim::Fixed(4), Dim::Any]),
-        ..good.clone()
-    };
-    let wrong_name = ModelContract {
-        input: TensorSpec::f32("image", [Dim::Any, Dim::Fixed(4)]),
-        ..good.clone()
-    };
-    let wrong_dtype = ModelContract {
-        input: TensorSpec {
-            dtype: TensorElementType::Int64,
-            ..good.input.clone()
-        },
-        ..good.clone()
-    };
-    let wrong_output = ModelContract {
-        output: TensorSpec::f32("logits", [Dim::Any, Dim::Fixed(3)]),
-        ..good.clone()
-    };
-    let wrong_output_shape = ModelContract {
-        output: TensorSpec::f32("probs", [Dim::Any, Dim::Fixed(52)]),
-        ..good.clone()
-    };
+    let wrong_shape = ModelContract { input: TensorSpec::f32("input", [Dim::Any, Dim::Fixed(5)]), ..good.clone() };
+    let wrong_rank =
+        ModelContract { input: TensorSpec::f32("input", [Dim::Any, Dim::Fixed(4), Dim::Any]), ..good.clone() };
+    let wrong_name = ModelContract { input: TensorSpec::f32("image", [Dim::Any, Dim::Fixed(4)]), ..good.clone() };
+    let wrong_dtype =
+        ModelContract { input: TensorSpec { dtype: TensorElementType::Int64, ..good.input.clone() }, ..good.clone() };
+    let wrong_output = ModelContract { output: TensorSpec::f32("logits", [Dim::Any, Dim::Fixed(3)]), ..good.clone() };
+    let wrong_output_shape =
+        ModelContract { output: TensorSpec::f32("probs", [Dim::Any, Dim::Fixed(52)]), ..good.clone() };
     for (what, contract, needle) in [
         ("shape", wrong_shape, "shape"),
         ("rank", wrong_rank, "shape"),
@@ -195,15 +143,9 @@ fn ort_wrong_contract_is_a_typed_error_naming_the_file() {
     ] {
         let err = onnx::load_model(&path, contract).expect_err(what);
         eprintln!("wrong {what}: {err}");
-        assert!(
-            matches!(&err, OnnxError::Contract { path: p, .. } if *p == path),
-            "{what}: {err:?}"
-        );
+        assert!(matches!(&err, OnnxError::Contract { path: p, .. } if *p == path), "{what}: {err:?}");
         let msg = err.to_string();
-        assert!(
-            msg.contains(&path.display().to_string()) && msg.contains(needle),
-            "{what}: {msg}"
-        );
+        assert!(msg.contains(&path.display().to_string()) && msg.contains(needle), "{what}: {msg}");
     }
 }
 
@@ -212,10 +154,7 @@ fn ort_input_of_the_wrong_shape_is_refused_before_running() {
     let mut model = onnx::load_model(fixture_path(), fixture::contract()).unwrap();
     let x = ndarray::Array2::<f32>::zeros((2, 5));
     let err = model.run(x.view()).expect_err("wrong input width");
-    assert!(
-        matches!(&err, OnnxError::InputShape { got, .. } if got == &[2, 5]),
-        "{err:?}"
-    );
+    assert!(matches!(&err, OnnxError::InputShape { got, .. } if got == &[2, 5]), "{err:?}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -232,18 +171,11 @@ mod cv {
     /// The true homography: every coefficient is a short binary fraction, and every test point
     /// has w = g·x + h·y + 1 in {1/2, 1, 2}, so the point pairs are exact in f32 (which OpenCV
     /// uses internally) and the recovered matrix can be checked to 1e-6.
-    const H: [[f64; 3]; 3] = [
-        [1.5, 0.25, 12.0],
-        [-0.125, 1.25, 8.0],
-        [1.0 / 64.0, -1.0 / 128.0, 1.0],
-    ];
+    const H: [[f64; 3]; 3] = [[1.5, 0.25, 12.0], [-0.125, 1.25, 8.0], [1.0 / 64.0, -1.0 / 128.0, 1.0]];
 
     fn apply(h: &[[f64; 3]; 3], x: f64, y: f64) -> (f64, f64) {
         let w = h[2][0] * x + h[2][1] * y + h[2][2];
-        (
-            (h[0][0] * x + h[0][1] * y + h[0][2]) / w,
-            (h[1][0] * x + h[1][1] * y + h[1][2]) / w,
-        )
+        ((h[0][0] * x + h[0][1] * y + h[0][2]) / w, (h[1][0] * x + h[1][1] * y + h[1][2]) / w)
     }
 
     #[test]
@@ -280,22 +212,14 @@ mod cv {
         let h = h.map(|row| row.map(|v| v / scale));
         for r in 0..3 {
             for c in 0..3 {
-                assert!(
-                    (h[r][c] - H[r][c]).abs() < 1e-6,
-                    "H[{r}][{c}]: {} vs {}",
-                    h[r][c],
-                    H[r][c]
-                );
+                assert!((h[r][c] - H[r][c]).abs() < 1e-6, "H[{r}][{c}]: {} vs {}", h[r][c], H[r][c]);
             }
         }
         // The recovered matrix maps the pairs, and points in between, like the true one.
         for &(x, y) in src_xy.iter().chain(&[(50.0, 50.0), (10.5, 90.25)]) {
             let (u, v) = apply(&h, x, y);
             let (tu, tv) = apply(&H, x, y);
-            assert!(
-                (u - tu).abs() < 1e-6 && (v - tv).abs() < 1e-6,
-                "({x},{y}) -> ({u},{v}) vs ({tu},{tv})"
-            );
+            assert!((u - tu).abs() < 1e-6 && (v - tv).abs() < 1e-6, "({x},{y}) -> ({u},{v}) vs ({tu},{tv})");
         }
     }
 
@@ -308,8 +232,7 @@ mod cv {
             }
         }
         // Translation by (10, 5) and a 2x scale as a homography.
-        let m =
-            Mat::from_slice_2d(&[[2.0f64, 0.0, 10.0], [0.0, 2.0, 5.0], [0.0, 0.0, 1.0]]).unwrap();
+        let m = Mat::from_slice_2d(&[[2.0f64, 0.0, 10.0], [0.0, 2.0, 5.0], [0.0, 0.0, 1.0]]).unwrap();
         let mut out = Mat::default();
         imgproc::warp_perspective(
             &img,
@@ -325,26 +248,18 @@ mod cv {
         // The square [16,24) maps to [42,58) in x and [37,53) in y.
         assert_eq!(*out.at_2d::<u8>(45, 50).unwrap(), 255);
         assert_eq!(*out.at_2d::<u8>(38, 43).unwrap(), 255);
-        assert_eq!(
-            *out.at_2d::<u8>(20, 20).unwrap(),
-            0,
-            "the original place is empty now"
-        );
+        assert_eq!(*out.at_2d::<u8>(20, 20).unwrap(), 0, "the original place is empty now");
         assert_eq!(*out.at_2d::<u8>(60, 60).unwrap(), 0);
         let white = core::count_non_zero(&out).unwrap();
         assert_eq!(white, 16 * 16, "an 8x8 square scaled by 2");
     }
 
     fn pattern(rows: i32, cols: i32, seed: u8) -> Mat {
-        let mut img =
-            Mat::new_rows_cols_with_default(rows, cols, CV_8UC3, Scalar::all(0.0)).unwrap();
+        let mut img = Mat::new_rows_cols_with_default(rows, cols, CV_8UC3, Scalar::all(0.0)).unwrap();
         for y in 0..rows {
             for x in 0..cols {
-                *img.at_2d_mut::<Vec3b>(y, x).unwrap() = Vec3b::from([
-                    (x * 5) as u8 ^ seed,
-                    (y * 7) as u8,
-                    ((x * y) as u8).wrapping_add(seed),
-                ]);
+                *img.at_2d_mut::<Vec3b>(y, x).unwrap() =
+                    Vec3b::from([(x * 5) as u8 ^ seed, (y * 7) as u8, ((x * y) as u8).wrapping_add(seed)]);
             }
         }
         img
@@ -367,26 +282,16 @@ mod cv {
         let path = dir.path().join("clip.avi");
         let size = Size::new(160, 120);
         let fourcc = videoio::VideoWriter::fourcc('M', 'J', 'P', 'G').unwrap();
-        let mut writer =
-            videoio::VideoWriter::new(path.to_str().unwrap(), fourcc, 10.0, size, true).unwrap();
-        assert!(
-            writer.is_opened().unwrap(),
-            "VideoWriter did not open {}",
-            path.display()
-        );
+        let mut writer = videoio::VideoWriter::new(path.to_str().unwrap(), fourcc, 10.0, size, true).unwrap();
+        assert!(writer.is_opened().unwrap(), "VideoWriter did not open {}", path.display());
         for i in 0..10u8 {
             writer.write(&pattern(120, 160, i * 20)).unwrap();
         }
         writer.release().unwrap();
         assert!(std::fs::metadata(&path).unwrap().len() > 1000);
 
-        let mut cap =
-            videoio::VideoCapture::from_file(path.to_str().unwrap(), videoio::CAP_ANY).unwrap();
-        assert!(
-            cap.is_opened().unwrap(),
-            "VideoCapture did not open {}",
-            path.display()
-        );
+        let mut cap = videoio::VideoCapture::from_file(path.to_str().unwrap(), videoio::CAP_ANY).unwrap();
+        assert!(cap.is_opened().unwrap(), "VideoCapture did not open {}", path.display());
         let mut frame = Mat::default();
         let mut count = 0;
         while cap.read(&mut frame).unwrap() {
@@ -409,10 +314,7 @@ fn zmq_pub_sub_over_tcp_filters_topics() {
     publisher.set_linger(0).unwrap();
     publisher.set_sndhwm(1000).unwrap();
     publisher.bind("tcp://127.0.0.1:*").unwrap();
-    let endpoint = publisher
-        .get_last_endpoint()
-        .unwrap()
-        .expect("utf-8 endpoint");
+    let endpoint = publisher.get_last_endpoint().unwrap().expect("utf-8 endpoint");
     assert!(endpoint.starts_with("tcp://127.0.0.1:"), "{endpoint}");
 
     let subscriber = ctx.socket(zmq::SUB).unwrap();
@@ -456,14 +358,8 @@ fn zmq_pub_sub_over_tcp_filters_topics() {
         }
     }
     let want: Vec<String> = (0..20).map(|i| format!("t1.x {i}")).collect();
-    assert_eq!(
-        got, want,
-        "the subscriber to \"t1.\" gets every t1.x message in order and no t2.x"
-    );
-    assert!(
-        matches!(subscriber.recv_bytes(0), Err(zmq::Error::EAGAIN)),
-        "nothing else arrives"
-    );
+    assert_eq!(got, want, "the subscriber to \"t1.\" gets every t1.x message in order and no t2.x");
+    assert!(matches!(subscriber.recv_bytes(0), Err(zmq::Error::EAGAIN)), "nothing else arrives");
 }
 
 #[test]
@@ -483,39 +379,22 @@ fn image_png_and_jpeg_round_trips() {
     use image::{ImageFormat, RgbImage};
     use std::io::Cursor;
 
-    let img = RgbImage::from_fn(64, 48, |x, y| {
-        image::Rgb([(x * 4) as u8, (y * 5) as u8, ((x + y) * 2) as u8])
-    });
+    let img = RgbImage::from_fn(64, 48, |x, y| image::Rgb([(x * 4) as u8, (y * 5) as u8, ((x + y) * 2) as u8]));
 
     let mut png = Vec::new();
-    img.write_to(&mut Cursor::new(&mut png), ImageFormat::Png)
-        .unwrap();
+    img.write_to(&mut Cursor::new(&mut png), ImageFormat::Png).unwrap();
     assert_eq!(&png[..4], b"\x89PNG");
-    let back = image::load_from_memory_with_format(&png, ImageFormat::Png)
-        .unwrap()
-        .to_rgb8();
+    let back = image::load_from_memory_with_format(&png, ImageFormat::Png).unwrap().to_rgb8();
     assert_eq!(back, img, "PNG is lossless");
 
     let mut jpeg = Vec::new();
-    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpeg, 95)
-        .encode_image(&img)
-        .unwrap();
+    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpeg, 95).encode_image(&img).unwrap();
     assert_eq!(&jpeg[..2], b"\xff\xd8");
-    let back = image::load_from_memory_with_format(&jpeg, ImageFormat::Jpeg)
-        .unwrap()
-        .to_rgb8();
+    let back = image::load_from_memory_with_format(&jpeg, ImageFormat::Jpeg).unwrap().to_rgb8();
     assert_eq!(back.dimensions(), (64, 48));
-    let total: u64 = img
-        .as_raw()
-        .iter()
-        .zip(back.as_raw())
-        .map(|(a, b)| u64::from(a.abs_diff(*b)))
-        .sum();
+    let total: u64 = img.as_raw().iter().zip(back.as_raw()).map(|(a, b)| u64::from(a.abs_diff(*b))).sum();
     let mean = total as f64 / img.as_raw().len() as f64;
-    assert!(
-        mean < 4.0,
-        "JPEG q95 of a smooth gradient: mean abs error {mean}"
-    );
+    assert!(mean < 4.0, "JPEG q95 of a smooth gradient: mean abs error {mean}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -542,15 +421,10 @@ fn crossbeam_bounded_channel_backpressure_and_order() {
             tx.send(i).unwrap();
         }
     });
-    let got: Vec<u32> = (0..10)
-        .map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap())
-        .collect();
+    let got: Vec<u32> = (0..10).map(|_| rx.recv_timeout(Duration::from_secs(5)).unwrap()).collect();
     assert_eq!(got, (10..20).collect::<Vec<_>>());
     producer.join().unwrap();
-    assert_eq!(
-        rx.recv_timeout(Duration::from_millis(10)),
-        Err(RecvTimeoutError::Disconnected)
-    );
+    assert_eq!(rx.recv_timeout(Duration::from_millis(10)), Err(RecvTimeoutError::Disconnected));
 }
 
 // ---------------------------------------------------------------------------------------------

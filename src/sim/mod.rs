@@ -1,9 +1,9 @@
 //! Table simulator: synthetic overhead-camera data to train and test recognition on.
+pub mod cli;
+pub mod contact;
+pub mod crops;
 pub mod faces;
 pub mod render;
 pub mod script;
-pub mod timeline;
 pub mod session;
-pub mod cli;
-pub mod crops;
-pub mod contact;
+pub mod timeline;

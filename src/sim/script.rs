@@ -298,7 +298,7 @@ pub fn plan_round(
                 BetKind::Ante | BetKind::Bet => true,
                 BetKind::Play | BetKind::Raise => false,
                 BetKind::Progressive => {
-                    progressive_present && p.rng.below(2) == 0 || progressive_present && seat == seats[0]
+                    progressive_present && (seat == seats[0] || p.rng.below(2) == 0)
                 }
                 _ => p.rng.below(2) == 0,
             };
