@@ -160,6 +160,19 @@ pub struct FrameTruth {
     pub action: usize,
     /// Cards drawn.
     pub cards: Vec<CardTruth>,
+    /// Bet spots holding chips.
+    pub chips: Vec<ChipTruth>,
+    /// Hands over the table (palm centre in image pixels), which may hide cards and spots.
+    pub hands_px: Vec<[f64; 2]>,
+}
+
+/// A bet spot holding chips in a frame.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChipTruth {
+    /// The seat.
+    pub seat: u8,
+    /// The bet.
+    pub bet: crate::rules::BetKind,
 }
 
 /// The expected flag of a round with the frame from which a camera can see it.
@@ -390,12 +403,21 @@ pub fn simulate(spec: &SessionSpec, mut progress: impl FnMut(u64, u32)) -> Resul
                     })
                 })
                 .collect();
+            let chips = state.chips.iter().map(|(seat, bet)| ChipTruth { seat: seat.0, bet: *bet }).collect();
+            let hands_px = state
+                .hands
+                .iter()
+                .filter_map(|h| geometry.table_to_image(h.position_mm))
+                .map(|p| [round3(p.x), round3(p.y)])
+                .collect();
             let truth = FrameTruth {
                 frame: frame_no,
                 time_ms: round3(frame_no as f64 * 1000.0 / FPS as f64),
                 round: r,
                 action: state.action,
                 cards,
+                chips,
+                hands_px,
             };
             serde_json::to_writer(&mut frames_out, &truth).map_err(|e| SimError::Bad(e.to_string()))?;
             frames_out.write_all(b"\n").map_err(io(&frames_path))?;
