@@ -24,9 +24,9 @@ build: setup
 
 ## test: unit, integration and doc tests, then check that the benches still compile
 test: setup
-	$(CARGO) fmt --check
 	$(CARGO) test --release
 	$(CARGO) build --release --benches
+	$(CARGO) fmt --check
 	$(CARGO) clippy --release --all-targets -- -D warnings
 
 ## demo: build, then play the scripted rounds and print one ruleset's odds

@@ -297,9 +297,7 @@ pub fn plan_round(
             let wanted = match bet {
                 BetKind::Ante | BetKind::Bet => true,
                 BetKind::Play | BetKind::Raise => false,
-                BetKind::Progressive => {
-                    progressive_present && (seat == seats[0] || p.rng.below(2) == 0)
-                }
+                BetKind::Progressive => progressive_present && (seat == seats[0] || p.rng.below(2) == 0),
                 _ => p.rng.below(2) == 0,
             };
             if wanted {
