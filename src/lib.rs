@@ -12,3 +12,4 @@ pub mod onnx;
 pub mod rng;
 pub mod rules;
 pub mod sim;
+pub mod source;

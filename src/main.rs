@@ -23,6 +23,8 @@ enum Command {
     Rulesets,
     /// Render synthetic overhead-camera sessions with ground truth (or a crop dataset).
     Simulate(tablecam::sim::cli::SimulateArgs),
+    /// Frame sources: probe video files, image folders, streams, cameras and the simulator.
+    Sources(tablecam::source::SourcesArgs),
 }
 
 fn main() -> ExitCode {
@@ -55,5 +57,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             tablecam::rules::demo::print_rulesets();
             Ok(ExitCode::SUCCESS)
         }
+        Command::Sources(args) => Ok(if tablecam::source::run_cli(&args)? {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        }),
     }
 }
