@@ -13,6 +13,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Build, validate and check table calibrations (homography, zones).
+    Calibrate(tablecam::calib::cli::CalibrateArgs),
     /// Check that the native stack (ONNX Runtime, OpenCV, ZeroMQ, cameras) is usable here.
     Doctor,
     /// Exact (or Monte Carlo) return to player and house edge of every bet of a ruleset.
@@ -40,6 +42,11 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
+        Command::Calibrate(args) => Ok(if tablecam::calib::cli::run_cli(&args)? {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        }),
         Command::Doctor => Ok(tablecam::doctor::run()),
         Command::Odds(args) => {
             tablecam::odds::run_cli(&args)?;

@@ -6,9 +6,12 @@
 //! dealer's straight edge, +y towards the players, +x to the dealer's right.
 //! Seat 1 ("first base", GAMES.md) is at the dealer's left (−x); seats follow
 //! clockwise seen from above.
+pub mod build;
 pub mod camera;
+pub mod cli;
 pub mod geometry;
 pub mod layout;
+pub mod overlay;
 
 use std::path::{Path, PathBuf};
 
