@@ -12,7 +12,7 @@ CARGO ?= cargo
 PYTHON ?= python3
 BIN = ./target/release/tablecam
 
-.PHONY: setup build test demo bench odds lint fixtures doctor
+.PHONY: setup build test demo bench odds lint fixtures doctor calibrations eval-presence
 
 ## setup: install missing Debian packages and ONNX Runtime (.native/onnxruntime/)
 setup:
@@ -53,3 +53,14 @@ fixtures:
 ## doctor: check the native stack on this machine
 doctor: build
 	$(BIN) doctor
+
+## calibrations: regenerate the example calibrations (calibration/*.json) and their overlay pictures (docs/images/calibration/)
+calibrations: build
+	@set -e; mkdir -p var/calibration; for r in $(RULESETS); do \
+	  $(BIN) calibrate example --ruleset $$r --out calibration/$$r.json --frame-out var/calibration/$$r.png; \
+	  $(BIN) calibrate check --calibration calibration/$$r.json --frame var/calibration/$$r.png --out docs/images/calibration/$$r.jpg --width 960; \
+	done
+
+## eval-presence: bet-presence accuracy on simulated sessions (every ruleset × lighting preset, 2 rounds each, 720p; ~40 min on 2 cores)
+eval-presence: build
+	$(BIN) presence eval --rounds 2 --size 720p

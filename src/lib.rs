@@ -9,6 +9,7 @@ pub mod calib;
 pub mod doctor;
 pub mod odds;
 pub mod onnx;
+pub mod presence;
 pub mod rng;
 pub mod rules;
 pub mod sim;

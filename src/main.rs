@@ -23,6 +23,8 @@ enum Command {
     Rounds(tablecam::rules::demo::RoundsArgs),
     /// List the rulesets and their parameters.
     Rulesets,
+    /// Bet presence: which bet spots hold chips, and its accuracy on simulator sessions.
+    Presence(tablecam::presence::cli::PresenceArgs),
     /// Render synthetic overhead-camera sessions with ground truth (or a crop dataset).
     Simulate(tablecam::sim::cli::SimulateArgs),
     /// Frame sources: probe video files, image folders, streams, cameras and the simulator.
@@ -42,11 +44,9 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Calibrate(args) => Ok(if tablecam::calib::cli::run_cli(&args)? {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::from(1)
-        }),
+        Command::Calibrate(args) => {
+            Ok(if tablecam::calib::cli::run_cli(&args)? { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
         Command::Doctor => Ok(tablecam::doctor::run()),
         Command::Odds(args) => {
             tablecam::odds::run_cli(&args)?;
@@ -55,6 +55,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Rounds(args) => {
             tablecam::rules::demo::run_cli(&args)?;
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Presence(args) => {
+            Ok(if tablecam::presence::cli::run_cli(&args)? { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
         Command::Simulate(args) => {
             tablecam::sim::cli::run_cli(&args)?;
