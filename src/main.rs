@@ -32,6 +32,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
@@ -39,6 +40,16 @@ fn main() -> ExitCode {
             eprintln!("tablecam: error: {err:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Rust ignores SIGPIPE, so `tablecam … | head` would panic on the closed pipe;
+/// the default action ends the process quietly, as other command-line tools do.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any thread exists; only resets a signal disposition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 
@@ -67,10 +78,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             tablecam::rules::demo::print_rulesets();
             Ok(ExitCode::SUCCESS)
         }
-        Command::Sources(args) => Ok(if tablecam::source::run_cli(&args)? {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::from(1)
-        }),
+        Command::Sources(args) => {
+            Ok(if tablecam::source::run_cli(&args)? { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
     }
 }
