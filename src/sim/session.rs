@@ -215,6 +215,21 @@ pub fn random_pose(rng: &mut Rng) -> CameraPose {
     }
 }
 
+/// A session's camera: a random pose and lens drawn from `rng`, and the
+/// calibration of the ruleset's standard table seen through it.
+pub fn simulated_camera(
+    ruleset: RulesetId,
+    seed: u64,
+    width: u32,
+    height: u32,
+    rng: &mut Rng,
+) -> (CameraPose, crate::calib::Calibration) {
+    let pose = random_pose(rng);
+    let k1 = -0.02 - rng.unit_f64() * 0.12;
+    let cal = layout::simulated_calibration(ruleset, &format!("SIM-{seed}"), width, height, &pose, Some((k1, 0.01)));
+    (pose, cal)
+}
+
 /// The faces of a deck rendered once for a session.
 pub struct FaceSet {
     images: Vec<Arc<image::RgbaImage>>,
@@ -298,16 +313,7 @@ pub fn simulate(spec: &SessionSpec, mut progress: impl FnMut(u64, u32)) -> Resul
     }
     std::fs::create_dir_all(&spec.out).map_err(io(&spec.out))?;
     let mut rng = Rng::seeded(spec.seed);
-    let pose = random_pose(&mut rng);
-    let k1 = -0.02 - rng.unit_f64() * 0.12;
-    let mut cal = layout::simulated_calibration(
-        rs.id,
-        &format!("SIM-{}", spec.seed),
-        spec.width,
-        spec.height,
-        &pose,
-        Some((k1, 0.01)),
-    );
+    let (pose, mut cal) = simulated_camera(rs.id, spec.seed, spec.width, spec.height, &mut rng);
 
     let catalogue = faces::catalogue();
     let design = match &spec.design {

@@ -213,7 +213,7 @@ impl<'a> Timeline<'a> {
                             })
                             .into_iter()
                             .collect();
-                        out.push(self.snapshot_lift(ai, &live, &chips, &lift, &hands));
+                        out.push(self.snapshot(ai, &live, &chips, &lift, &hands));
                     }
                 }
                 Action::Collect { ids } => {
@@ -340,17 +340,6 @@ impl<'a> Timeline<'a> {
     }
 
     fn snapshot(
-        &self,
-        ai: usize,
-        live: &[Live],
-        chips: &[(Seat, BetKind)],
-        lift: &[(usize, f64, f64)],
-        hands: &[HandOverTable],
-    ) -> FrameState {
-        self.snapshot_lift(ai, live, chips, lift, hands)
-    }
-
-    fn snapshot_lift(
         &self,
         ai: usize,
         live: &[Live],

@@ -5,13 +5,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{Capture, FrameSource, Read, SourceError, SourceInfo, SourceKind};
-use crate::calib::layout;
 use crate::rng::Rng;
 use crate::rules::{Ruleset, RulesetId};
 use crate::sim::faces;
 use crate::sim::render::{Conditions, Drift, Renderer, TableStyle};
 use crate::sim::script::{plan_round, Scenario, FPS};
-use crate::sim::session::{random_pose, scene_of, to_bgr_mat, FaceSet, SimError};
+use crate::sim::session::{scene_of, simulated_camera, to_bgr_mat, FaceSet, SimError};
 use crate::sim::timeline::{FrameState, Timeline};
 
 /// How fast a [`SimulatedSource`] produces frames.
@@ -88,16 +87,7 @@ impl SimulatedSource {
     pub fn new(spec: SimulatedSpec) -> Result<SimulatedSource, SourceError> {
         let ruleset = Ruleset::new(spec.ruleset);
         let mut rng = Rng::seeded(spec.seed);
-        let pose = random_pose(&mut rng);
-        let k1 = -0.02 - rng.unit_f64() * 0.12;
-        let mut cal = layout::simulated_calibration(
-            ruleset.id,
-            &format!("SIM-{}", spec.seed),
-            spec.width,
-            spec.height,
-            &pose,
-            Some((k1, 0.01)),
-        );
+        let (_, mut cal) = simulated_camera(ruleset.id, spec.seed, spec.width, spec.height, &mut rng);
         let catalogue = faces::catalogue();
         if catalogue.is_empty() {
             return Err(SimError::Bad("no card designs in the catalogue".to_string()).into());
