@@ -130,5 +130,23 @@ pub fn run_cli(args: &SimulateArgs) -> Result<(), SimError> {
         summary.conditions,
         summary.camera.tilt_deg()
     );
+    // The flags each round must raise, as recorded in its ground truth.
+    let rounds_path = spec.out.join("rounds.json");
+    let text =
+        std::fs::read_to_string(&rounds_path).map_err(|source| SimError::Io { path: rounds_path.clone(), source })?;
+    let rounds: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| SimError::Bad(format!("{}: {e}", rounds_path.display())))?;
+    for r in rounds.as_array().into_iter().flatten() {
+        for f in r["flags"].as_array().into_iter().flatten() {
+            println!(
+                "  round {}: expected flag {} ({}) — {}, visible from frame {}",
+                r["index"],
+                f["kind"].as_str().unwrap_or("?"),
+                f["consequence"]["kind"].as_str().unwrap_or("?"),
+                f["citation"].as_str().unwrap_or("?"),
+                f["visible_from_frame"]
+            );
+        }
+    }
     Ok(())
 }

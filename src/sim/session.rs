@@ -188,8 +188,8 @@ pub struct FlagTruth {
 /// Ground truth of one round.
 #[derive(Debug, Clone, Serialize)]
 pub struct RoundTruth {
-    /// Round index from 0.
-    pub round: u32,
+    /// Round index from 0 (`round` is the round's hands and bets, from the plan).
+    pub index: u32,
     /// First frame.
     pub first_frame: u64,
     /// Last frame.
@@ -440,7 +440,7 @@ pub fn simulate(spec: &SessionSpec, mut progress: impl FnMut(u64, u32)) -> Resul
                 visible_from_frame: action_first_frame.get(f.visible_from_action).copied().unwrap_or(first_frame),
             })
             .collect();
-        rounds.push(RoundTruth { round: r, first_frame, last_frame: frame_no.saturating_sub(1), plan, flags });
+        rounds.push(RoundTruth { index: r, first_frame, last_frame: frame_no.saturating_sub(1), plan, flags });
         progress(frame_no, r + 1);
     }
     writer.release().map_err(cv("closing the video"))?;
