@@ -250,6 +250,20 @@ impl FaceSet {
     }
 }
 
+/// Chips per bet spot of a planned round, keyed by (seat, bet name): one chip
+/// per 100 staked, 1 to 12, so that bigger bets stand taller.
+pub fn chip_heights(plan: &RoundPlan) -> BTreeMap<(u8, String), u8> {
+    plan.round
+        .hands
+        .iter()
+        .flat_map(|h| {
+            h.wagers
+                .iter()
+                .map(move |w| ((h.seat.0, w.bet.to_string()), (w.stake.unwrap_or(100) / 100).clamp(1, 12) as u8))
+        })
+        .collect()
+}
+
 /// The renderer's scene for a frame of the timeline.
 pub fn scene_of(
     frame: &FrameState,
@@ -373,16 +387,7 @@ pub fn simulate(spec: &SessionSpec, mut progress: impl FnMut(u64, u32)) -> Resul
         let plan = plan_round(&rs, scenario, &mut rng, next_id)?;
         next_id += 1000;
         let states = timeline.frames(&plan, &mut rng);
-        let stakes: BTreeMap<(u8, String), u8> = plan
-            .round
-            .hands
-            .iter()
-            .flat_map(|h| {
-                h.wagers
-                    .iter()
-                    .map(move |w| ((h.seat.0, w.bet.to_string()), (w.stake.unwrap_or(100) / 100).clamp(1, 12) as u8))
-            })
-            .collect();
+        let stakes = chip_heights(&plan);
         let first_frame = frame_no;
         let mut action_first_frame: Vec<u64> = vec![u64::MAX; plan.actions.len()];
         for state in &states {

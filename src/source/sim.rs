@@ -10,7 +10,7 @@ use crate::rules::{Ruleset, RulesetId};
 use crate::sim::faces;
 use crate::sim::render::{Conditions, Drift, Renderer, TableStyle};
 use crate::sim::script::{plan_round, Scenario, FPS};
-use crate::sim::session::{scene_of, simulated_camera, to_bgr_mat, FaceSet, SimError};
+use crate::sim::session::{chip_heights, scene_of, simulated_camera, to_bgr_mat, FaceSet, SimError};
 use crate::sim::timeline::{FrameState, Timeline};
 
 /// How fast a [`SimulatedSource`] produces frames.
@@ -141,16 +141,7 @@ impl SimulatedSource {
         self.rounds_started += 1;
         let timeline = Timeline::new(self.renderer.geometry(), self.ruleset.cards_per_hand);
         self.queue = timeline.frames(&plan, &mut self.rng).into();
-        self.stakes = plan
-            .round
-            .hands
-            .iter()
-            .flat_map(|h| {
-                h.wagers
-                    .iter()
-                    .map(move |w| ((h.seat.0, w.bet.to_string()), (w.stake.unwrap_or(100) / 100).clamp(1, 12) as u8))
-            })
-            .collect();
+        self.stakes = chip_heights(&plan);
         Ok(true)
     }
 }
