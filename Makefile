@@ -46,9 +46,10 @@ lint: setup
 	$(CARGO) fmt --check
 	$(CARGO) clippy --release --all-targets -- -D warnings
 
-## fixtures: regenerate models/fixtures/affine_softmax.onnx (needs PyPI for the `onnx` package)
+## fixtures: regenerate the test models in models/fixtures/ (affine_softmax, locator_tiny, classifier_tiny; needs PyPI for the `onnx` package)
 fixtures:
 	$(PYTHON) scripts/make_fixture_model.py
+	$(PYTHON) scripts/make_recognition_fixtures.py
 
 ## doctor: check the native stack on this machine
 doctor: build
