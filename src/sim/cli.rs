@@ -46,6 +46,8 @@ pub struct SimulateArgs {
 pub enum SimulateCommand {
     /// A labelled crop dataset: 52 faces + back, split by deck art family.
     Crops(super::crops::CropsArgs),
+    /// A detection dataset: table images with every card's quad, identity and index boxes.
+    Detections(super::detections::DetectionsArgs),
     /// A PNG contact sheet: every ruleset under several camera conditions.
     ContactSheet {
         /// Output PNG.
@@ -64,6 +66,7 @@ pub enum SimulateCommand {
 pub fn run_cli(args: &SimulateArgs) -> Result<(), SimError> {
     match &args.command {
         Some(SimulateCommand::Crops(c)) => return super::crops::run_cli(c),
+        Some(SimulateCommand::Detections(d)) => return super::detections::run_cli(d),
         Some(SimulateCommand::ContactSheet { out, seed, tile_width }) => {
             let sheet = super::contact::contact_sheet(&["normal", "dim", "glare", "compressed"], *seed, *tile_width)?;
             sheet.save(out).map_err(|e| SimError::Bad(format!("{}: {e}", out.display())))?;

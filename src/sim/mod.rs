@@ -2,6 +2,7 @@
 pub mod cli;
 pub mod contact;
 pub mod crops;
+pub mod detections;
 pub mod faces;
 pub mod render;
 pub mod script;

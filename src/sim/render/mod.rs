@@ -141,6 +141,24 @@ pub struct CardInImage {
     /// Visible pixels / pixels of its quad alone, 0..=1: later cards, chips,
     /// occluders and the image border hide it.
     pub visible_fraction: f64,
+    /// The regions asked for with [`Renderer::render_with_regions`], in the
+    /// order asked (empty from [`Renderer::render`]).
+    pub regions: Vec<RegionInImage>,
+}
+
+/// A rectangle on a card's own (upright) image, in fractions of its width and
+/// height from its top-left corner: `[u1, v1, u2, v2]`.
+pub type CardRegion = [f64; 4];
+
+/// Ground truth of one [`CardRegion`] of a card in a frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RegionInImage {
+    /// The region's corners in output image pixels (lens applied), in the
+    /// card's order: (u1, v1), (u2, v1), (u2, v2), (u1, v2).
+    pub quad_px: [Point; 4],
+    /// Visible pixels of the region / its pixels alone, 0..=1, counted in the
+    /// id buffer exactly like [`CardInImage::visible_fraction`].
+    pub visible_fraction: f64,
 }
 
 /// One rendered frame and its ground truth.
@@ -246,6 +264,20 @@ impl Renderer {
         conditions: &Conditions,
         frame_seed: u64,
     ) -> Result<RenderedFrame, RenderError> {
+        self.render_with_regions(scene, conditions, frame_seed, &[])
+    }
+
+    /// Renders one frame like [`Renderer::render`] (the same pixels), and also
+    /// reports, for scene card `i`, where each of `regions[i]` (rectangles on
+    /// the card's face) lies in the image and how much of it is visible.
+    /// `regions` may be shorter than the scene's cards: the rest have none.
+    pub fn render_with_regions(
+        &self,
+        scene: &Scene,
+        conditions: &Conditions,
+        frame_seed: u64,
+        regions: &[Vec<CardRegion>],
+    ) -> Result<RenderedFrame, RenderError> {
         conditions.validate()?;
         if scene.cards.len() >= u16::MAX as usize {
             return Err(RenderError::Input(format!("{} cards in one scene; at most 65534", scene.cards.len())));
@@ -290,10 +322,15 @@ impl Renderer {
                 .map(|&p| self.geometry.table_to_image(self.proj.lift(p, card.height_mm)))
                 .collect();
             let Some(q) = quad else { continue };
+            let mut found = Vec::new();
+            for r in regions.get(i).map(Vec::as_slice).unwrap_or(&[]) {
+                found.push(self.region(&ids, card, r, (i + 1) as u16)?);
+            }
             truth.push(CardInImage {
                 id: card.id,
                 quad_px: [q[0], q[1], q[2], q[3]],
                 visible_fraction: self.visible_fraction(&ids, &d.quad, (i + 1) as u16)?,
+                regions: found,
             });
         }
         let mut out = self.lens.apply_dirty(canvas, &self.background, &self.background_out)?;
@@ -332,6 +369,53 @@ impl Renderer {
             }
         }
         Ok((seen as f64 / area as f64).min(1.0))
+    }
+
+    /// Where region `r` of `card` (label `id`) lies in the image, and its
+    /// visible pixels / its pixels alone, counted on the canvas.
+    fn region(
+        &self,
+        ids: &labels::Labels,
+        card: &SceneCard,
+        r: &CardRegion,
+        id: u16,
+    ) -> Result<RegionInImage, RenderError> {
+        let [c0, c1, _, c3] = card.corners_mm();
+        let at = |u: f64, v: f64| {
+            Point::new(c0.x + u * (c1.x - c0.x) + v * (c3.x - c0.x), c0.y + u * (c1.y - c0.y) + v * (c3.y - c0.y))
+        };
+        let mm = [at(r[0], r[1]), at(r[2], r[1]), at(r[2], r[3]), at(r[0], r[3])];
+        let nan = Point::new(f64::NAN, f64::NAN);
+        let quad_px = mm.map(|p| self.geometry.table_to_image(self.proj.lift(p, card.height_mm)).unwrap_or(nan));
+        let canvas: Option<Vec<Point>> = mm.iter().map(|&p| self.proj.px(p, card.height_mm)).collect();
+        let Some(canvas) = canvas else { return Ok(RegionInImage { quad_px, visible_fraction: 0.0 }) };
+        let quad = [canvas[0], canvas[1], canvas[2], canvas[3]];
+        let r = buf::bounds(&quad, 1.0);
+        if r.width > 8000 || r.height > 8000 {
+            return Ok(RegionInImage { quad_px, visible_fraction: 0.0 });
+        }
+        let (w, h) = (r.width.max(1), r.height.max(1));
+        let mut scratch = vec![0u16; (w * h) as usize];
+        labels::fill_u16(&mut scratch, w, h, &quad, 1, (r.x, r.y))?;
+        let (mut area, mut seen) = (0u64, 0u64);
+        for sy in 0..h {
+            for sx in 0..w {
+                if scratch[(sy * w + sx) as usize] != 1 {
+                    continue;
+                }
+                area += 1;
+                let (x, y) = (r.x + sx, r.y + sy);
+                if x < 0 || y < 0 || x >= ids.w || y >= ids.h {
+                    continue;
+                }
+                let i = (y * ids.w + x) as usize;
+                if ids.data[i] == id && self.lens.in_view.as_ref().map_or(true, |v| v[i] != 0) {
+                    seen += 1;
+                }
+            }
+        }
+        let visible_fraction = if area == 0 { 0.0 } else { (seen as f64 / area as f64).min(1.0) };
+        Ok(RegionInImage { quad_px, visible_fraction })
     }
 }
 
