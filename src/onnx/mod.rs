@@ -399,6 +399,20 @@ pub struct Model {
     contract: ModelContract,
 }
 
+/// How [`load_model_with`] configures the ONNX Runtime session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionOptions {
+    /// Threads ONNX Runtime may use inside one operator. 1 by default: tablecam runs several
+    /// models and cameras side by side, and one thread per session keeps their timings steady.
+    pub intra_threads: usize,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        SessionOptions { intra_threads: 1 }
+    }
+}
+
 /// Opens the model at `path` (single intra-op thread, full graph optimisation) and checks it
 /// against `contract`.
 ///
@@ -406,6 +420,15 @@ pub struct Model {
 /// [`OnnxError::ModelLoad`] (corrupt or unsupported file) or [`OnnxError::Contract`], each
 /// naming the file.
 pub fn load_model(path: impl AsRef<Path>, contract: ModelContract) -> Result<Model, OnnxError> {
+    load_model_with(path, contract, &SessionOptions::default())
+}
+
+/// [`load_model`] with explicit session options.
+pub fn load_model_with(
+    path: impl AsRef<Path>,
+    contract: ModelContract,
+    options: &SessionOptions,
+) -> Result<Model, OnnxError> {
     let path = path.as_ref().to_path_buf();
     let rt = runtime()?;
     if !path.is_file() {
@@ -416,7 +439,7 @@ pub fn load_model(path: impl AsRef<Path>, contract: ModelContract) -> Result<Mod
         .map_err(load_err)?
         .with_optimization_level(GraphOptimizationLevel::Level3)
         .map_err(|e| load_err(e.into()))?
-        .with_intra_threads(1)
+        .with_intra_threads(options.intra_threads.max(1))
         .map_err(|e| load_err(e.into()))?
         .commit_from_file(&path)
         .map_err(load_err)?;
@@ -440,6 +463,33 @@ impl Model {
         self.session.metadata().ok()?.custom(key)
     }
 
+    /// Every custom metadata entry of the model (ONNX `metadata_props`), by key.
+    pub fn metadata_map(&self) -> std::collections::BTreeMap<String, String> {
+        let Ok(meta) = self.session.metadata() else {
+            return Default::default();
+        };
+        let keys = meta.custom_keys().unwrap_or_default();
+        keys.into_iter().filter_map(|k| meta.custom(&k).map(|v| (k, v))).collect()
+    }
+
+    /// Checks that the model also has the output `spec` (beyond the contract's own output), so
+    /// that a model with several outputs is checked whole at load; [`OnnxError::Contract`] names
+    /// the file and the difference.
+    pub fn check_output(&self, spec: &TensorSpec) -> Result<(), OnnxError> {
+        let outputs = self.session.outputs();
+        let problem = match outputs.iter().find(|o| o.name() == spec.name) {
+            None => {
+                let names: Vec<&str> = outputs.iter().map(|o| o.name()).collect();
+                Some(format!("no output named {:?} (model outputs: {names:?})", spec.name))
+            }
+            Some(output) => check_tensor("output", spec, output.dtype()),
+        };
+        match problem {
+            Some(problem) => Err(OnnxError::Contract { path: self.path.clone(), problem }),
+            None => Ok(()),
+        }
+    }
+
     /// Runs the model on `input` (the contract's input, `float32`) and returns the contract's
     /// output, which must be `float32` as well.
     ///
@@ -448,6 +498,20 @@ impl Model {
         &mut self,
         input: ndarray::ArrayView<'_, f32, D>,
     ) -> Result<ndarray::ArrayD<f32>, OnnxError> {
+        let name = self.contract.output.name.clone();
+        let mut outputs = self.run_outputs(input, &[name.as_str()])?;
+        Ok(outputs.remove(0))
+    }
+
+    /// Runs the model once on `input` and returns the `float32` outputs named in `outputs`, in
+    /// that order (for models with several outputs, e.g. the locator's `heat` and `geom`).
+    ///
+    /// The input's shape is checked against the contract first ([`OnnxError::InputShape`]).
+    pub fn run_outputs<D: ndarray::Dimension + 'static>(
+        &mut self,
+        input: ndarray::ArrayView<'_, f32, D>,
+        outputs: &[&str],
+    ) -> Result<Vec<ndarray::ArrayD<f32>>, OnnxError> {
         let input = input.into_dyn();
         let spec = &self.contract.input;
         let shape_ok = input.ndim() == spec.shape.len()
@@ -472,13 +536,16 @@ impl Model {
         let run_err = |error: ort::Error| OnnxError::Run { path: path.clone(), error };
         let input = input.as_standard_layout();
         let tensor = TensorRef::from_array_view(&input).map_err(run_err)?;
-        let outputs = self.session.run(ort::inputs![self.contract.input.name.as_str() => tensor]).map_err(run_err)?;
-        let output_name = &self.contract.output.name;
-        let value = outputs
-            .get(output_name)
-            .ok_or_else(|| run_err(ort::Error::new(format!("no output named {output_name:?} after the run"))))?;
-        let array = value.try_extract_array::<f32>().map_err(run_err)?;
-        Ok(array.to_owned())
+        let values = self.session.run(ort::inputs![self.contract.input.name.as_str() => tensor]).map_err(run_err)?;
+        outputs
+            .iter()
+            .map(|name| {
+                let value = values
+                    .get(*name)
+                    .ok_or_else(|| run_err(ort::Error::new(format!("no output named {name:?} after the run"))))?;
+                Ok(value.try_extract_array::<f32>().map_err(run_err)?.to_owned())
+            })
+            .collect()
     }
 }
 
