@@ -6,7 +6,9 @@
 #![deny(missing_docs)]
 
 pub mod calib;
+pub mod classify;
 pub mod doctor;
+pub mod locate;
 pub mod odds;
 pub mod onnx;
 pub mod presence;
