@@ -94,6 +94,9 @@ def locator(rng):
     w1 = rng.normal(0.0, 0.3, (8, 3, 4, 4))
     b1 = rng.normal(0.0, 0.1, (8,))
     w2 = rng.normal(0.0, 0.3, (11, 8, 3, 3))
+    # Small weights on the size channels keep the decoded sizes near their biases (within a
+    # factor ~2), as a trained model's would be; large random ones make absurd boxes.
+    w2[7:] *= 0.05
     # heat logits around -1 (sigmoid ~0.27) so that the 0.35 threshold keeps some peaks;
     # geom: offsets ~0.5 cell, angle vector arbitrary, ln(size / 4) of plausible sizes.
     b2 = np.array([-1.0, -1.2, -0.8, 0.5, 0.5, 1.0, 0.0,

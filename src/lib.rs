@@ -12,6 +12,7 @@ pub mod locate;
 pub mod odds;
 pub mod onnx;
 pub mod presence;
+pub mod recognize;
 pub mod rng;
 pub mod rules;
 pub mod sim;

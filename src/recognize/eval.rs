@@ -1,0 +1,1099 @@
+//! `tablecam eval-recognition`: how well [`Recognizer`] finds and reads cards, on simulator
+//! frames with exact ground truth and on labelled real photos (docs/recognition.md).
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use opencv::core::{self, Mat, Rect, Scalar};
+use opencv::imgproc;
+use opencv::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::cli::{load_image, write_jpeg};
+use super::{
+    cv, resolve_model, CardIdentity, DetectedCard, RecognizeError, Recognizer, RecognizerOptions, Source, StageTimes,
+};
+use crate::calib::{Point, Polygon};
+use crate::locate::geometry::{box_quad, intersect_convex, polygon_area, polygon_iou};
+use crate::onnx::SessionOptions;
+
+/// Default simulator dataset.
+pub const DEFAULT_SIM: &str = "datasets/generated/detect";
+/// Default real-photo dataset.
+pub const DEFAULT_REAL: &str = "../shared/real-cards";
+/// Quad IoU at which a located card matches a simulator card.
+pub const SIM_IOU: f64 = 0.7;
+/// Simulator cards less visible than this are optional: finding them is not required, and a
+/// detection matching one is no false positive.
+pub const SIM_MIN_VISIBLE: f64 = 0.5;
+/// IoU with a real label box at which a detection matches it.
+pub const REAL_IOU: f64 = 0.3;
+/// Tiles in `worst_errors.jpg`.
+pub const WORST_TILES: usize = 24;
+
+/// Arguments of `tablecam eval-recognition`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct EvalArgs {
+    /// Simulator dataset (DIR/annotations.jsonl). Without --sim and --real, both defaults are
+    /// evaluated where present.
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = DEFAULT_SIM)]
+    pub sim: Option<PathBuf>,
+    /// The simulator split to evaluate.
+    #[arg(long, default_value = "test")]
+    pub split: String,
+    /// Real-photo dataset (DIR/images/*.jpg and DIR/labels.csv).
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = DEFAULT_REAL)]
+    pub real: Option<PathBuf>,
+    /// Evaluate only the real images listed in this file (one file name per line), e.g. a
+    /// held-out split.
+    #[arg(long, value_name = "FILE")]
+    pub real_split: Option<PathBuf>,
+    /// At most this many images per dataset.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Print report.json instead of the summary table.
+    #[arg(long)]
+    pub json: bool,
+    /// Output folder: report.md, report.json, worst_errors.jpg.
+    #[arg(long, default_value = "var/eval-recognition")]
+    pub out: PathBuf,
+    /// The locator model.
+    #[arg(long, default_value = crate::locate::DEFAULT_PATH)]
+    pub locator: PathBuf,
+    /// The classifier model.
+    #[arg(long, default_value = crate::classify::DEFAULT_PATH)]
+    pub classifier: PathBuf,
+    /// ONNX Runtime intra-op threads per model.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Datasets
+// ---------------------------------------------------------------------------------------------
+
+/// One line of a simulator dataset's `annotations.jsonl`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SimImage {
+    /// Image path relative to the dataset folder.
+    pub image: String,
+    /// `train`, `val` or `test`.
+    pub split: String,
+    /// Deck design.
+    #[serde(default)]
+    pub design: String,
+    /// Deck art family.
+    #[serde(default)]
+    pub family: String,
+    /// Cards in the frame.
+    pub cards: Vec<SimCard>,
+}
+
+/// A card of a simulator frame.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SimCard {
+    /// `AS`, `10H`, … or `back`.
+    pub card: String,
+    /// Whether its face shows.
+    pub face_up: bool,
+    /// Corners in image pixels.
+    pub quad: [[f64; 2]; 4],
+    /// Visible fraction 0..1.
+    pub visible: f64,
+}
+
+impl SimCard {
+    fn quad(&self) -> [Point; 4] {
+        self.quad.map(|[x, y]| Point::new(x, y))
+    }
+
+    /// What the card should be read as: `back` when face down.
+    fn truth(&self) -> Option<CardIdentity> {
+        if self.face_up {
+            CardIdentity::parse(&self.card)
+        } else {
+            Some(CardIdentity::Back)
+        }
+    }
+}
+
+/// Reads `DIR/annotations.jsonl`, keeping the images of `split`.
+pub fn read_sim(dir: &Path, split: &str) -> Result<Vec<SimImage>, RecognizeError> {
+    let path = dir.join("annotations.jsonl");
+    let text = std::fs::read_to_string(&path).map_err(|e| RecognizeError::Dataset {
+        path: path.clone(),
+        message: format!(
+            "cannot read the simulator dataset ({e}); generate it with the simulator (docs/simulator.md) or pass --sim DIR"
+        ),
+    })?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let img: SimImage = serde_json::from_str(line)
+            .map_err(|e| RecognizeError::Dataset { path: path.clone(), message: format!("line {}: {e}", i + 1) })?;
+        if img.split == split {
+            out.push(img);
+        }
+    }
+    Ok(out)
+}
+
+/// One labelled card of a real photo (`labels.csv`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RealLabel {
+    /// Image file name in `images/`.
+    pub file: String,
+    /// The card.
+    pub identity: CardIdentity,
+    /// Union of its labelled index corners, `[x1, y1, x2, y2]`.
+    pub bbox: [f64; 4],
+    /// How many index corners the box covers (1 or 2).
+    pub n_corners: u32,
+}
+
+/// Reads `DIR/labels.csv` (`file,rank,suit,x1,y1,x2,y2,box_type,n_corners`).
+pub fn read_real(dir: &Path) -> Result<Vec<RealLabel>, RecognizeError> {
+    let path = dir.join("labels.csv");
+    let text = std::fs::read_to_string(&path).map_err(|e| RecognizeError::Dataset {
+        path: path.clone(),
+        message: format!("cannot read the real-photo labels ({e}); pass --real DIR with images/ and labels.csv"),
+    })?;
+    let bad =
+        |line: usize, m: String| RecognizeError::Dataset { path: path.clone(), message: format!("line {line}: {m}") };
+    let mut lines = text.lines().enumerate();
+    let header: Vec<&str> = lines.next().map(|(_, h)| h.split(',').map(str::trim).collect()).unwrap_or_default();
+    let col = |name: &str| header.iter().position(|h| *h == name).ok_or_else(|| bad(1, format!("no column {name:?}")));
+    let cols = ["file", "rank", "suit", "x1", "y1", "x2", "y2", "n_corners"].map(col);
+    let mut idx = [0usize; 8];
+    for (i, c) in cols.into_iter().enumerate() {
+        idx[i] = c?;
+    }
+    let mut out = Vec::new();
+    for (i, line) in lines.filter(|(_, l)| !l.trim().is_empty()) {
+        let f: Vec<&str> = line.split(',').map(str::trim).collect();
+        let get = |k: usize| f.get(idx[k]).copied().ok_or_else(|| bad(i + 1, "too few columns".into()));
+        let num = |k: usize| get(k)?.parse::<f64>().map_err(|e| bad(i + 1, format!("{e}")));
+        let code = format!("{}{}", get(1)?, get(2)?);
+        let identity = CardIdentity::parse(&code)
+            .filter(|c| matches!(c, CardIdentity::Card(_)))
+            .ok_or_else(|| bad(i + 1, format!("{code:?} is not a card")))?;
+        out.push(RealLabel {
+            file: get(0)?.to_string(),
+            identity,
+            bbox: [num(3)?, num(4)?, num(5)?, num(6)?],
+            n_corners: get(7)?.parse().map_err(|e| bad(i + 1, format!("n_corners: {e}")))?,
+        });
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scoring
+// ---------------------------------------------------------------------------------------------
+
+/// A miss or a wrong identity, for `worst_errors.jpg`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErrorCase {
+    /// The image.
+    pub image: PathBuf,
+    /// Where, `[x1, y1, x2, y2]` in image pixels.
+    pub region: [f64; 4],
+    /// The truth.
+    pub truth: String,
+    /// What was reported (`-` when nothing was).
+    pub predicted: String,
+    /// The reported confidence (0 for a miss).
+    pub confidence: f32,
+    /// Sort key, highest worst: wrong identities (2 + confidence) before misses (1 + visibility).
+    pub severity: f64,
+}
+
+fn bbox_of(q: &[Point]) -> [f64; 4] {
+    let xs = q.iter().map(|p| p.x);
+    let ys = q.iter().map(|p| p.y);
+    [
+        xs.clone().fold(f64::MAX, f64::min),
+        ys.clone().fold(f64::MAX, f64::min),
+        xs.fold(f64::MIN, f64::max),
+        ys.fold(f64::MIN, f64::max),
+    ]
+}
+
+fn centre(q: &[Point]) -> Point {
+    let n = q.len().max(1) as f64;
+    Point::new(q.iter().map(|p| p.x).sum::<f64>() / n, q.iter().map(|p| p.y).sum::<f64>() / n)
+}
+
+/// Counts of the simulator evaluation.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SimCounts {
+    /// Truth cards with visible ≥ 0.5.
+    pub visible_cards: usize,
+    /// Of those, matched by a located card (quad IoU ≥ 0.7).
+    pub located: usize,
+    /// Located-card detections (index-only ones are not localization detections).
+    pub detections: usize,
+    /// Detections matched to a visible card.
+    pub true_positives: usize,
+    /// Detections matched to no card.
+    pub false_positives: usize,
+    /// Detections matched to a card with visible < 0.5 (neither right nor wrong).
+    pub ignored: usize,
+    /// Index-only detections.
+    pub index_only: usize,
+    /// Visible face-up cards.
+    pub face_up: usize,
+    /// … read right.
+    pub correct: usize,
+    /// … reported `unknown`.
+    pub unknown: usize,
+    /// … read as another label.
+    pub wrong: usize,
+    /// … not found at all (no located card and no index-only detection on it).
+    pub missed: usize,
+    /// Visible face-down cards.
+    pub backs: usize,
+    /// … reported `back`.
+    pub backs_correct: usize,
+}
+
+impl SimCounts {
+    fn add(&mut self, o: &SimCounts) {
+        self.visible_cards += o.visible_cards;
+        self.located += o.located;
+        self.detections += o.detections;
+        self.true_positives += o.true_positives;
+        self.false_positives += o.false_positives;
+        self.ignored += o.ignored;
+        self.index_only += o.index_only;
+        self.face_up += o.face_up;
+        self.correct += o.correct;
+        self.unknown += o.unknown;
+        self.wrong += o.wrong;
+        self.missed += o.missed;
+        self.backs += o.backs;
+        self.backs_correct += o.backs_correct;
+    }
+}
+
+/// Scores one simulator frame: matches located cards to truth cards one-to-one by quad IoU
+/// (≥ [`SIM_IOU`], best pairs first), then reads each visible card's identity from its match,
+/// or else from the most confident index-only detection whose centre lies on it. Returns the
+/// counts, the confusions (truth, predicted) and the error cases (image path left empty).
+pub fn score_sim(truth: &[SimCard], dets: &[DetectedCard]) -> (SimCounts, Vec<(String, String)>, Vec<ErrorCase>) {
+    let mut c = SimCounts::default();
+    let located: Vec<usize> = (0..dets.len()).filter(|&d| dets[d].source == Source::Card).collect();
+    c.detections = located.len();
+    c.index_only = dets.len() - located.len();
+    let quads: Vec<[Point; 4]> = truth.iter().map(SimCard::quad).collect();
+    let mut pairs: Vec<(f64, usize, usize)> = Vec::new();
+    for &d in &located {
+        for (t, q) in quads.iter().enumerate() {
+            let iou = polygon_iou(&dets[d].quad, q);
+            if iou >= SIM_IOU {
+                pairs.push((iou, d, t));
+            }
+        }
+    }
+    pairs.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut det_to: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut truth_to: BTreeMap<usize, usize> = BTreeMap::new();
+    for (_, d, t) in pairs {
+        if !det_to.contains_key(&d) && !truth_to.contains_key(&t) {
+            det_to.insert(d, t);
+            truth_to.insert(t, d);
+        }
+    }
+    for &d in &located {
+        match det_to.get(&d) {
+            Some(&t) if truth[t].visible >= SIM_MIN_VISIBLE => c.true_positives += 1,
+            Some(_) => c.ignored += 1,
+            None => c.false_positives += 1,
+        }
+    }
+    let mut confusions = Vec::new();
+    let mut errors = Vec::new();
+    for (t, card) in truth.iter().enumerate().filter(|(_, c)| c.visible >= SIM_MIN_VISIBLE) {
+        c.visible_cards += 1;
+        let matched = truth_to.get(&t).copied();
+        if matched.is_some() {
+            c.located += 1;
+        }
+        let Some(want) = card.truth() else { continue };
+        let poly = Polygon(quads[t].to_vec());
+        let read = matched.or_else(|| {
+            (0..dets.len())
+                .filter(|&d| dets[d].source == Source::IndexOnly && poly.contains(centre(&dets[d].quad)))
+                .max_by(|&a, &b| dets[a].confidence.total_cmp(&dets[b].confidence))
+        });
+        let got = read.map(|d| &dets[d]);
+        let region = bbox_of(&quads[t]);
+        let mut error = |predicted: String, confidence: f32, severity: f64| {
+            errors.push(ErrorCase {
+                image: PathBuf::new(),
+                region,
+                truth: want.code(),
+                predicted,
+                confidence,
+                severity,
+            })
+        };
+        if card.face_up {
+            c.face_up += 1;
+            match got {
+                None => {
+                    c.missed += 1;
+                    error("-".into(), 0.0, 1.0 + card.visible);
+                }
+                Some(d) if d.card == want => c.correct += 1,
+                Some(d) if d.card == CardIdentity::Unknown => c.unknown += 1,
+                Some(d) => {
+                    c.wrong += 1;
+                    confusions.push((want.code(), d.card.code()));
+                    error(d.card.code(), d.confidence, 2.0 + f64::from(d.confidence));
+                }
+            }
+        } else {
+            c.backs += 1;
+            match got {
+                Some(d) if d.card == CardIdentity::Back => c.backs_correct += 1,
+                Some(d) if d.card != CardIdentity::Unknown => {
+                    confusions.push(("back".into(), d.card.code()));
+                    error(d.card.code(), d.confidence, 2.0 + f64::from(d.confidence));
+                }
+                _ => {}
+            }
+        }
+    }
+    (c, confusions, errors)
+}
+
+/// Counts of the real-photo evaluation.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RealCounts {
+    /// Labelled cards.
+    pub labels: usize,
+    /// … found right: a detection of the same identity matches the label.
+    pub found_right: usize,
+    /// … not found right, but an `unknown` detection matches the label (a no-read).
+    pub unknown: usize,
+    /// Detections.
+    pub detections: usize,
+    /// Detections that name a card.
+    pub reported: usize,
+    /// … that match no label of that card but match a label of another card.
+    pub wrong: usize,
+}
+
+impl RealCounts {
+    fn add(&mut self, o: &RealCounts) {
+        self.labels += o.labels;
+        self.found_right += o.found_right;
+        self.unknown += o.unknown;
+        self.detections += o.detections;
+        self.reported += o.reported;
+        self.wrong += o.wrong;
+    }
+}
+
+/// Whether a detection matches a real label: quad IoU with the label box ≥ [`REAL_IOU`], or the
+/// box centre inside the quad, or (single-corner labels, whose box is just one corner) any
+/// overlap.
+pub fn real_match(det: &DetectedCard, label: &RealLabel) -> bool {
+    let b = box_quad(label.bbox);
+    if polygon_iou(&det.quad, &b) >= REAL_IOU || Polygon(det.quad.to_vec()).contains(centre(&b)) {
+        return true;
+    }
+    label.n_corners == 1 && polygon_area(&intersect_convex(&det.quad, &b)) > 0.0
+}
+
+/// Scores one real photo (see [`RealCounts`]); a detection over an unlabelled region is
+/// neither right nor wrong (some cards at the image edges are not labelled).
+pub fn score_real(labels: &[RealLabel], dets: &[DetectedCard]) -> (RealCounts, Vec<(String, String)>, Vec<ErrorCase>) {
+    let mut c = RealCounts { labels: labels.len(), detections: dets.len(), ..RealCounts::default() };
+    let mut confusions = Vec::new();
+    let mut errors = Vec::new();
+    for l in labels {
+        let matching: Vec<&DetectedCard> = dets.iter().filter(|d| real_match(d, l)).collect();
+        if matching.iter().any(|d| d.card == l.identity) {
+            c.found_right += 1;
+        } else if matching.iter().any(|d| d.card == CardIdentity::Unknown) {
+            c.unknown += 1;
+        } else if matching.iter().all(|d| !matches!(d.card, CardIdentity::Card(_))) {
+            errors.push(ErrorCase {
+                image: PathBuf::new(),
+                region: l.bbox,
+                truth: l.identity.code(),
+                predicted: "-".into(),
+                confidence: 0.0,
+                severity: 1.0,
+            });
+        }
+    }
+    for d in dets.iter().filter(|d| matches!(d.card, CardIdentity::Card(_))) {
+        c.reported += 1;
+        let mine = labels.iter().any(|l| l.identity == d.card && real_match(d, l));
+        if mine {
+            continue;
+        }
+        if let Some(l) = labels.iter().find(|l| real_match(d, l)) {
+            c.wrong += 1;
+            confusions.push((l.identity.code(), d.card.code()));
+            errors.push(ErrorCase {
+                image: PathBuf::new(),
+                region: bbox_of(&d.quad),
+                truth: l.identity.code(),
+                predicted: d.card.code(),
+                confidence: d.confidence,
+                severity: 2.0 + f64::from(d.confidence),
+            });
+        }
+    }
+    (c, confusions, errors)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reports
+// ---------------------------------------------------------------------------------------------
+
+/// Time per stage over a dataset.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Timing {
+    /// Frames timed.
+    pub frames: usize,
+    /// Mean locator time (network and decoding), ms.
+    pub locator_ms: f64,
+    /// Classifier time (patch cutting and network) per patch, ms.
+    pub classifier_ms_per_patch: f64,
+    /// Mean patches per frame.
+    pub patches_per_frame: f64,
+    /// Mean time per frame, everything, ms.
+    pub total_ms: f64,
+    /// 95th percentile of the time per frame, ms.
+    pub total_ms_p95: f64,
+}
+
+fn timing(times: &[StageTimes]) -> Timing {
+    if times.is_empty() {
+        return Timing::default();
+    }
+    let n = times.len() as f64;
+    let patches: usize = times.iter().map(|t| t.patches).sum();
+    let mut totals: Vec<f64> = times.iter().map(|t| t.total_ms).collect();
+    totals.sort_by(f64::total_cmp);
+    Timing {
+        frames: times.len(),
+        locator_ms: times.iter().map(|t| t.locator_ms).sum::<f64>() / n,
+        classifier_ms_per_patch: if patches == 0 {
+            0.0
+        } else {
+            times.iter().map(|t| t.classifier_ms).sum::<f64>() / patches as f64
+        },
+        patches_per_frame: patches as f64 / n,
+        total_ms: totals.iter().sum::<f64>() / n,
+        total_ms_p95: totals[((totals.len() as f64 * 0.95).ceil() as usize).clamp(1, totals.len()) - 1],
+    }
+}
+
+/// A (truth, predicted) pair and how often it occurred.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Confusion {
+    /// The truth.
+    pub truth: String,
+    /// What was reported.
+    pub predicted: String,
+    /// How often.
+    pub count: usize,
+}
+
+fn top_confusions(pairs: &[(String, String)], n: usize) -> Vec<Confusion> {
+    let mut counts: BTreeMap<&(String, String), usize> = BTreeMap::new();
+    for p in pairs {
+        *counts.entry(p).or_default() += 1;
+    }
+    let mut v: Vec<Confusion> =
+        counts.into_iter().map(|((t, p), count)| Confusion { truth: t.clone(), predicted: p.clone(), count }).collect();
+    v.sort_by(|a, b| b.count.cmp(&a.count).then(a.truth.cmp(&b.truth)));
+    v.truncate(n);
+    v
+}
+
+fn pct(n: usize, d: usize) -> f64 {
+    if d == 0 {
+        0.0
+    } else {
+        100.0 * n as f64 / d as f64
+    }
+}
+
+/// The simulator part of the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct SimReport {
+    /// Dataset folder.
+    pub dataset: PathBuf,
+    /// Split.
+    pub split: String,
+    /// Images evaluated.
+    pub images: usize,
+    /// Images that could not be read.
+    pub failed_images: Vec<String>,
+    /// Localization recall, % of visible cards located.
+    pub recall_pct: f64,
+    /// Localization precision, % of located-card detections that match a visible card
+    /// (matches of cards with visible < 0.5 left out).
+    pub precision_pct: f64,
+    /// % of visible face-up cards read right.
+    pub correct_pct: f64,
+    /// … reported unknown.
+    pub unknown_pct: f64,
+    /// … read wrong.
+    pub wrong_pct: f64,
+    /// … not found.
+    pub missed_pct: f64,
+    /// % of visible face-down cards reported as `back`.
+    pub back_accuracy_pct: f64,
+    /// The raw counts.
+    pub counts: SimCounts,
+    /// The most frequent wrong readings.
+    pub top_confusions: Vec<Confusion>,
+    /// Time per stage.
+    pub timing: Timing,
+}
+
+/// The real-photo part of the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct RealReport {
+    /// Dataset folder.
+    pub dataset: PathBuf,
+    /// The split file, if one restricted the images.
+    pub split_file: Option<PathBuf>,
+    /// Images evaluated.
+    pub images: usize,
+    /// Images that could not be read.
+    pub failed_images: Vec<String>,
+    /// % of labelled cards found with the right identity.
+    pub found_right_pct: f64,
+    /// % of the detections naming a card that are wrong.
+    pub wrong_of_reported_pct: f64,
+    /// % of labelled cards whose detection says `unknown`.
+    pub unknown_pct: f64,
+    /// The raw counts.
+    pub counts: RealCounts,
+    /// The most frequent wrong readings.
+    pub top_confusions: Vec<Confusion>,
+    /// Time per stage.
+    pub timing: Timing,
+}
+
+/// The whole report (`report.json`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The locator file.
+    pub locator: PathBuf,
+    /// The classifier file.
+    pub classifier: PathBuf,
+    /// The classifier's threshold.
+    pub min_confidence: f32,
+    /// Simulator results.
+    pub sim: Option<SimReport>,
+    /// Real-photo results.
+    pub real: Option<RealReport>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running
+// ---------------------------------------------------------------------------------------------
+
+fn eval_sim(
+    recognizer: &mut Recognizer,
+    dir: &Path,
+    split: &str,
+    limit: Option<usize>,
+    errors: &mut Vec<ErrorCase>,
+) -> Result<SimReport, RecognizeError> {
+    let mut images = read_sim(dir, split)?;
+    if images.is_empty() {
+        return Err(RecognizeError::Dataset {
+            path: dir.join("annotations.jsonl"),
+            message: format!("no images of split {split:?}"),
+        });
+    }
+    images.truncate(limit.unwrap_or(usize::MAX));
+    let mut counts = SimCounts::default();
+    let mut confusions = Vec::new();
+    let mut times = Vec::new();
+    let mut failed = Vec::new();
+    for (i, img) in images.iter().enumerate() {
+        let path = dir.join(&img.image);
+        let frame = match load_image(&path) {
+            Ok(f) => f,
+            Err(e) => {
+                failed.push(e.to_string());
+                continue;
+            }
+        };
+        let (dets, t) = recognizer.recognize_timed(&frame, None)?;
+        times.push(t);
+        let (c, conf, errs) = score_sim(&img.cards, &dets);
+        counts.add(&c);
+        confusions.extend(conf);
+        errors.extend(errs.into_iter().map(|e| ErrorCase { image: path.clone(), ..e }));
+        eprint!("\rsim: {}/{} images", i + 1, images.len());
+    }
+    eprintln!();
+    let c = &counts;
+    Ok(SimReport {
+        dataset: dir.to_path_buf(),
+        split: split.to_string(),
+        images: images.len() - failed.len(),
+        failed_images: failed,
+        recall_pct: pct(c.located, c.visible_cards),
+        precision_pct: pct(c.true_positives, c.true_positives + c.false_positives),
+        correct_pct: pct(c.correct, c.face_up),
+        unknown_pct: pct(c.unknown, c.face_up),
+        wrong_pct: pct(c.wrong, c.face_up),
+        missed_pct: pct(c.missed, c.face_up),
+        back_accuracy_pct: pct(c.backs_correct, c.backs),
+        top_confusions: top_confusions(&confusions, 10),
+        timing: timing(&times),
+        counts,
+    })
+}
+
+fn eval_real(
+    recognizer: &mut Recognizer,
+    dir: &Path,
+    split_file: Option<&Path>,
+    limit: Option<usize>,
+    errors: &mut Vec<ErrorCase>,
+) -> Result<RealReport, RecognizeError> {
+    let labels = read_real(dir)?;
+    let mut by_file: BTreeMap<String, Vec<RealLabel>> = BTreeMap::new();
+    let images_dir = dir.join("images");
+    let listing = std::fs::read_dir(&images_dir).map_err(|e| RecognizeError::Dataset {
+        path: images_dir.clone(),
+        message: format!("cannot list the real photos: {e}"),
+    })?;
+    for entry in listing.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let lower = name.to_ascii_lowercase();
+        if lower.ends_with(".jpg") || lower.ends_with(".jpeg") || lower.ends_with(".png") {
+            by_file.entry(name).or_default();
+        }
+    }
+    for l in labels {
+        by_file.entry(l.file.clone()).or_default().push(l);
+    }
+    if let Some(f) = split_file {
+        let text = std::fs::read_to_string(f).map_err(|source| RecognizeError::Io { path: f.to_path_buf(), source })?;
+        let keep: std::collections::BTreeSet<&str> =
+            text.lines().map(|l| l.trim()).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
+        by_file.retain(|name, _| keep.contains(name.as_str()));
+        if by_file.is_empty() {
+            return Err(RecognizeError::Dataset {
+                path: f.to_path_buf(),
+                message: format!("lists none of the images in {}", images_dir.display()),
+            });
+        }
+    }
+    let files: Vec<(String, Vec<RealLabel>)> = by_file.into_iter().take(limit.unwrap_or(usize::MAX)).collect();
+    let mut counts = RealCounts::default();
+    let mut confusions = Vec::new();
+    let mut times = Vec::new();
+    let mut failed = Vec::new();
+    for (i, (name, labels)) in files.iter().enumerate() {
+        let path = images_dir.join(name);
+        let frame = match load_image(&path) {
+            Ok(f) => f,
+            Err(e) => {
+                failed.push(e.to_string());
+                continue;
+            }
+        };
+        let (dets, t) = recognizer.recognize_timed(&frame, None)?;
+        times.push(t);
+        let (c, conf, errs) = score_real(labels, &dets);
+        counts.add(&c);
+        confusions.extend(conf);
+        errors.extend(errs.into_iter().map(|e| ErrorCase { image: path.clone(), ..e }));
+        eprint!("\rreal: {}/{} images", i + 1, files.len());
+    }
+    eprintln!();
+    let c = &counts;
+    Ok(RealReport {
+        dataset: dir.to_path_buf(),
+        split_file: split_file.map(Path::to_path_buf),
+        images: files.len() - failed.len(),
+        failed_images: failed,
+        found_right_pct: pct(c.found_right, c.labels),
+        wrong_of_reported_pct: pct(c.wrong, c.reported),
+        unknown_pct: pct(c.unknown, c.labels),
+        top_confusions: top_confusions(&confusions, 10),
+        timing: timing(&times),
+        counts,
+    })
+}
+
+fn markdown(r: &Report) -> String {
+    let mut s = String::from("# Card recognition evaluation\n\n");
+    let _ = writeln!(
+        s,
+        "Locator `{}`, classifier `{}` (min_confidence {:.3}).\n",
+        r.locator.display(),
+        r.classifier.display(),
+        r.min_confidence
+    );
+    let confusion_table = |s: &mut String, c: &[Confusion]| {
+        if c.is_empty() {
+            s.push_str("No wrong readings.\n\n");
+            return;
+        }
+        s.push_str("| truth | read as | count |\n|---|---|---|\n");
+        for x in c {
+            let _ = writeln!(s, "| {} | {} | {} |", x.truth, x.predicted, x.count);
+        }
+        s.push('\n');
+    };
+    let timing_rows = |s: &mut String, t: &Timing| {
+        let _ = writeln!(s, "| locator, ms per frame | {:.1} |", t.locator_ms);
+        let _ = writeln!(s, "| classifier, ms per patch | {:.2} |", t.classifier_ms_per_patch);
+        let _ = writeln!(s, "| patches per frame | {:.1} |", t.patches_per_frame);
+        let _ = writeln!(s, "| total, ms per frame (mean / p95) | {:.1} / {:.1} |", t.total_ms, t.total_ms_p95);
+    };
+    if let Some(m) = &r.sim {
+        let c = &m.counts;
+        let _ = writeln!(s, "## Simulator: `{}`, split `{}`, {} images\n", m.dataset.display(), m.split, m.images);
+        s.push_str("| metric | value |\n|---|---|\n");
+        let _ = writeln!(
+            s,
+            "| localization recall (IoU ≥ 0.7, visible ≥ 0.5) | {:.1} % ({}/{}) |",
+            m.recall_pct, c.located, c.visible_cards
+        );
+        let _ = writeln!(
+            s,
+            "| localization precision | {:.1} % ({} of {} located cards; {} on barely visible cards left out) |",
+            m.precision_pct, c.true_positives, c.detections, c.ignored
+        );
+        let _ = writeln!(s, "| face-up cards read right | {:.1} % ({}/{}) |", m.correct_pct, c.correct, c.face_up);
+        let _ = writeln!(s, "| … unknown | {:.1} % ({}) |", m.unknown_pct, c.unknown);
+        let _ = writeln!(s, "| … wrong | {:.1} % ({}) |", m.wrong_pct, c.wrong);
+        let _ = writeln!(s, "| … not found | {:.1} % ({}) |", m.missed_pct, c.missed);
+        let _ = writeln!(
+            s,
+            "| face-down cards read as back | {:.1} % ({}/{}) |",
+            m.back_accuracy_pct, c.backs_correct, c.backs
+        );
+        let _ = writeln!(s, "| index-only detections | {} |", c.index_only);
+        timing_rows(&mut s, &m.timing);
+        s.push_str("\nMost frequent wrong readings:\n\n");
+        confusion_table(&mut s, &m.top_confusions);
+    }
+    if let Some(m) = &r.real {
+        let c = &m.counts;
+        let _ = writeln!(s, "## Real photos: `{}`, {} images\n", m.dataset.display(), m.images);
+        if let Some(f) = &m.split_file {
+            let _ = writeln!(s, "Images listed in `{}` only.\n", f.display());
+        }
+        s.push_str("| metric | value |\n|---|---|\n");
+        let _ =
+            writeln!(s, "| labelled cards found right | {:.1} % ({}/{}) |", m.found_right_pct, c.found_right, c.labels);
+        let _ = writeln!(s, "| labelled cards reported unknown | {:.1} % ({}) |", m.unknown_pct, c.unknown);
+        let _ = writeln!(
+            s,
+            "| reported identities wrong | {:.1} % ({}/{}) |",
+            m.wrong_of_reported_pct, c.wrong, c.reported
+        );
+        let _ = writeln!(s, "| detections | {} |", c.detections);
+        timing_rows(&mut s, &m.timing);
+        s.push_str("\nMost frequent wrong readings:\n\n");
+        confusion_table(&mut s, &m.top_confusions);
+    }
+    s.push_str("`worst_errors.jpg`: the most confident wrong readings, then the misses (truth -> read as).\n");
+    s
+}
+
+/// Draws up to [`WORST_TILES`] error cases, worst first, as a grid of labelled crops.
+pub fn worst_errors_grid(errors: &mut [ErrorCase]) -> Result<Mat, RecognizeError> {
+    errors.sort_by(|a, b| b.severity.total_cmp(&a.severity));
+    let (tile, text_h, cols) = (180, 40, 6);
+    let n = errors.len().min(WORST_TILES);
+    let rows = n.div_ceil(cols).max(1) as i32;
+    let width = tile * (cols as i32).min(n.max(1) as i32);
+    let mut grid =
+        Mat::new_rows_cols_with_default(rows * (tile + text_h), width.max(tile * 2), core::CV_8UC3, Scalar::all(40.0))
+            .map_err(cv("allocating the error grid"))?;
+    if n == 0 {
+        imgproc::put_text(
+            &mut grid,
+            "no errors",
+            core::Point::new(10, 40),
+            imgproc::FONT_HERSHEY_SIMPLEX,
+            0.8,
+            Scalar::all(230.0),
+            2,
+            imgproc::LINE_AA,
+            false,
+        )
+        .map_err(cv("drawing the error grid"))?;
+        return Ok(grid);
+    }
+    let mut cache: Option<(PathBuf, Mat)> = None;
+    for (k, e) in errors.iter().take(n).enumerate() {
+        if !matches!(&cache, Some((p, _)) if *p == e.image) {
+            let Ok(img) = load_image(&e.image) else { continue };
+            cache = Some((e.image.clone(), img));
+        }
+        let Some((_, img)) = &cache else { continue };
+        let [x1, y1, x2, y2] = e.region;
+        let pad = ((x2 - x1).max(y2 - y1) * 0.25).max(8.0);
+        let (iw, ih) = (f64::from(img.cols()), f64::from(img.rows()));
+        let (l, t) = ((x1 - pad).clamp(0.0, iw - 1.0), (y1 - pad).clamp(0.0, ih - 1.0));
+        let (r, b) = ((x2 + pad).clamp(l + 1.0, iw), (y2 + pad).clamp(t + 1.0, ih));
+        let roi = Mat::roi(img, Rect::new(l as i32, t as i32, ((r - l) as i32).max(1), ((b - t) as i32).max(1)))
+            .map_err(cv("cutting an error crop"))?;
+        let s = f64::from(tile) / f64::from(roi.cols().max(roi.rows()));
+        let size =
+            core::Size::new(((f64::from(roi.cols()) * s) as i32).max(1), ((f64::from(roi.rows()) * s) as i32).max(1));
+        let mut small = Mat::default();
+        imgproc::resize(&roi, &mut small, size, 0.0, 0.0, imgproc::INTER_AREA).map_err(cv("resizing an error crop"))?;
+        let (gx, gy) = ((k % cols) as i32 * tile, (k / cols) as i32 * (tile + text_h));
+        let mut dst =
+            Mat::roi_mut(&mut grid, Rect::new(gx, gy, size.width, size.height)).map_err(cv("placing a crop"))?;
+        small.copy_to(&mut dst).map_err(cv("placing a crop"))?;
+        let colour =
+            if e.predicted == "-" { Scalar::new(0.0, 200.0, 255.0, 0.0) } else { Scalar::new(80.0, 80.0, 255.0, 0.0) };
+        let line1 = format!("{} -> {} {:.2}", e.truth, e.predicted, e.confidence);
+        let name = e.image.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        for (i, (text, c)) in [(line1, colour), (name, Scalar::all(200.0))].into_iter().enumerate() {
+            imgproc::put_text(
+                &mut grid,
+                &text,
+                core::Point::new(gx + 4, gy + tile + 15 + 17 * i as i32),
+                imgproc::FONT_HERSHEY_SIMPLEX,
+                0.42,
+                c,
+                1,
+                imgproc::LINE_AA,
+                false,
+            )
+            .map_err(cv("labelling a crop"))?;
+        }
+    }
+    Ok(grid)
+}
+
+fn summary_table(r: &Report) -> String {
+    let mut s = String::new();
+    if let Some(m) = &r.sim {
+        let _ = writeln!(s, "simulator ({} images, split {}):", m.images, m.split);
+        let _ = writeln!(s, "  localization  recall {:5.1} %   precision {:5.1} %", m.recall_pct, m.precision_pct);
+        let _ = writeln!(
+            s,
+            "  face up       right {:5.1} %   unknown {:5.1} %   wrong {:5.1} %   not found {:5.1} %",
+            m.correct_pct, m.unknown_pct, m.wrong_pct, m.missed_pct
+        );
+        let _ = writeln!(s, "  face down     back {:5.1} %", m.back_accuracy_pct);
+        let _ = writeln!(
+            s,
+            "  time          locator {:.1} ms   classifier {:.2} ms/patch   total {:.1} ms/frame",
+            m.timing.locator_ms, m.timing.classifier_ms_per_patch, m.timing.total_ms
+        );
+    }
+    if let Some(m) = &r.real {
+        let _ = writeln!(s, "real photos ({} images, {} labelled cards):", m.images, m.counts.labels);
+        let _ = writeln!(
+            s,
+            "  found right {:5.1} %   unknown {:5.1} %   wrong of reported {:5.1} %",
+            m.found_right_pct, m.unknown_pct, m.wrong_of_reported_pct
+        );
+        let _ = writeln!(s, "  time          total {:.1} ms/frame", m.timing.total_ms);
+    }
+    s
+}
+
+/// Runs `tablecam eval-recognition`; returns the report (also written to `--out`).
+pub fn run_eval(args: &EvalArgs) -> Result<Report, RecognizeError> {
+    let (sim, real) = match (&args.sim, &args.real) {
+        (None, None) => {
+            let sim = Path::new(DEFAULT_SIM);
+            let real = Path::new(DEFAULT_REAL);
+            let sim = sim.join("annotations.jsonl").is_file().then(|| sim.to_path_buf());
+            let real = real.join("labels.csv").is_file().then(|| real.to_path_buf());
+            if sim.is_none() && real.is_none() {
+                return Err(RecognizeError::Dataset {
+                    path: PathBuf::from(DEFAULT_SIM),
+                    message: format!(
+                        "neither {DEFAULT_SIM}/annotations.jsonl nor {DEFAULT_REAL}/labels.csv exists; pass --sim DIR and/or --real DIR"
+                    ),
+                });
+            }
+            (sim, real)
+        }
+        (s, r) => (s.clone(), r.clone()),
+    };
+    let options = RecognizerOptions {
+        session: SessionOptions { intra_threads: args.threads.max(1) },
+        ..RecognizerOptions::default()
+    };
+    let (locator, classifier) = (resolve_model(&args.locator), resolve_model(&args.classifier));
+    let mut recognizer = Recognizer::with_options(&locator, &classifier, options)?;
+    let mut errors = Vec::new();
+    let sim = sim.map(|d| eval_sim(&mut recognizer, &d, &args.split, args.limit, &mut errors)).transpose()?;
+    let real = real
+        .map(|d| eval_real(&mut recognizer, &d, args.real_split.as_deref(), args.limit, &mut errors))
+        .transpose()?;
+    let report =
+        Report { locator, classifier, min_confidence: recognizer.classifier_mut().min_confidence(), sim, real };
+
+    std::fs::create_dir_all(&args.out).map_err(|source| RecognizeError::Io { path: args.out.clone(), source })?;
+    let write = |name: &str, text: String| {
+        let p = args.out.join(name);
+        std::fs::write(&p, text).map_err(|source| RecognizeError::Io { path: p, source })
+    };
+    write("report.json", serde_json::to_string_pretty(&report).expect("JSON of plain data") + "\n")?;
+    write("report.md", markdown(&report))?;
+    write_jpeg(&args.out.join("worst_errors.jpg"), &worst_errors_grid(&mut errors)?)?;
+    if args.json {
+        println!("{}", serde_json::to_string(&report).expect("JSON of plain data"));
+    } else {
+        print!("{}", summary_table(&report));
+        println!("report: {}", args.out.join("report.md").display());
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::locate::RotatedRect;
+
+    fn sim_card(card: &str, face_up: bool, c: (f64, f64), visible: f64) -> SimCard {
+        let q = RotatedRect::new(Point::new(c.0, c.1), 1.2, 90.0, 64.0).quad();
+        SimCard { card: card.into(), face_up, quad: q.map(|p| [p.x, p.y]), visible }
+    }
+
+    fn det(card: &str, quad: [Point; 4], source: Source, confidence: f32) -> DetectedCard {
+        DetectedCard {
+            card: CardIdentity::parse(card).unwrap(),
+            confidence,
+            face_up: card != "back",
+            quad,
+            index_boxes: vec![],
+            source,
+        }
+    }
+
+    #[test]
+    fn sim_scoring_matches_by_iou_and_reads_identities() {
+        let truth = vec![
+            sim_card("AS", true, (100.0, 100.0), 1.0),  // read right
+            sim_card("KD", true, (300.0, 100.0), 0.9),  // read wrong
+            sim_card("7C", true, (500.0, 100.0), 1.0),  // unknown
+            sim_card("2H", true, (700.0, 100.0), 0.8),  // found only by its corners
+            sim_card("QS", false, (100.0, 300.0), 1.0), // face down, back
+            sim_card("9D", true, (300.0, 300.0), 0.3),  // barely visible: optional
+            sim_card("5H", true, (500.0, 300.0), 1.0),  // missed
+        ];
+        let q = |i: usize| truth[i].quad();
+        let shifted = |i: usize, dx: f64| q(i).map(|p| Point::new(p.x + dx, p.y));
+        let dets = vec![
+            det("AS", shifted(0, 3.0), Source::Card, 0.99),
+            det("KH", q(1), Source::Card, 0.95),
+            det("unknown", q(2), Source::Card, 0.5),
+            det("2H", RotatedRect::new(Point::new(700.0, 100.0), 0.0, 20.0, 12.0).quad(), Source::IndexOnly, 0.97),
+            det("back", q(4), Source::Card, 0.8),
+            det("9D", q(5), Source::Card, 0.9),
+            det("3C", RotatedRect::new(Point::new(900.0, 500.0), 0.0, 90.0, 64.0).quad(), Source::Card, 0.9),
+        ];
+        let (c, confusions, errors) = score_sim(&truth, &dets);
+        assert_eq!(
+            c,
+            SimCounts {
+                visible_cards: 6,
+                located: 4,
+                detections: 6,
+                true_positives: 4,
+                false_positives: 1,
+                ignored: 1,
+                index_only: 1,
+                face_up: 5,
+                correct: 2,
+                unknown: 1,
+                wrong: 1,
+                missed: 1,
+                backs: 1,
+                backs_correct: 1,
+            }
+        );
+        assert_eq!(confusions, vec![("KD".to_string(), "KH".to_string())]);
+        assert_eq!(errors.len(), 2);
+        assert!(errors.iter().any(|e| e.truth == "5H" && e.predicted == "-"));
+    }
+
+    #[test]
+    fn real_scoring_counts_found_wrong_and_unlabelled() {
+        let label = |code: &str, b: [f64; 4], n: u32| RealLabel {
+            file: "x.jpg".into(),
+            identity: CardIdentity::parse(code).unwrap(),
+            bbox: b,
+            n_corners: n,
+        };
+        let labels = vec![
+            label("AS", [0.0, 0.0, 100.0, 140.0], 2),
+            label("KD", [200.0, 0.0, 300.0, 140.0], 2),
+            label("7C", [400.0, 0.0, 420.0, 30.0], 1),
+            label("2H", [600.0, 0.0, 700.0, 140.0], 2),
+        ];
+        let dets = vec![
+            // AS found right: IoU with its box is high.
+            det("AS", box_quad([5.0, 5.0, 100.0, 140.0]), Source::Card, 0.99),
+            // Over KD's box but says KH: wrong.
+            det("KH", box_quad([210.0, 10.0, 290.0, 130.0]), Source::Card, 0.95),
+            // A corner overlapping the single-corner 7C label, read right.
+            det("7C", box_quad([410.0, 10.0, 430.0, 40.0]), Source::IndexOnly, 0.93),
+            // 2H: unknown.
+            det("unknown", box_quad([600.0, 0.0, 700.0, 140.0]), Source::Card, 0.4),
+            // Over nothing labelled: neither right nor wrong.
+            det("QS", box_quad([900.0, 900.0, 990.0, 1030.0]), Source::Card, 0.97),
+        ];
+        let (c, confusions, errors) = score_real(&labels, &dets);
+        assert_eq!(c, RealCounts { labels: 4, found_right: 2, unknown: 1, detections: 5, reported: 4, wrong: 1 });
+        assert_eq!(confusions, vec![("KD".to_string(), "KH".to_string())]);
+        assert_eq!(errors.len(), 1, "{errors:?}"); // KH over KD; a label read wrong is not also a miss
+    }
+
+    #[test]
+    fn timing_summarises_stages() {
+        let t = |loc: f64, cls: f64, patches: usize, total: f64| StageTimes {
+            prepare_ms: 0.0,
+            locator_ms: loc,
+            classifier_ms: cls,
+            patches,
+            total_ms: total,
+        };
+        let s = timing(&[t(10.0, 4.0, 4, 20.0), t(20.0, 8.0, 4, 40.0)]);
+        assert_eq!((s.locator_ms, s.classifier_ms_per_patch, s.patches_per_frame, s.total_ms), (15.0, 1.5, 4.0, 30.0));
+        assert_eq!(s.total_ms_p95, 40.0);
+    }
+
+    #[test]
+    fn real_labels_parse() {
+        let dir = std::env::temp_dir().join(format!("tablecam-real-labels-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("labels.csv"),
+            "file,rank,suit,x1,y1,x2,y2,box_type,n_corners\na.jpg,10,H,1,2,30,40,union,2\nb.jpg,A,S,5,5,9,9,corner,1\n",
+        )
+        .unwrap();
+        let l = read_real(&dir).unwrap();
+        assert_eq!(l.len(), 2);
+        assert_eq!((l[0].identity.code(), l[0].bbox, l[0].n_corners), ("10H".into(), [1.0, 2.0, 30.0, 40.0], 2));
+        std::fs::write(
+            dir.join("labels.csv"),
+            "file,rank,suit,x1,y1,x2,y2,box_type,n_corners\na.jpg,1,X,1,2,3,4,u,2\n",
+        )
+        .unwrap();
+        let e = read_real(&dir).unwrap_err().to_string();
+        assert!(e.contains("labels.csv: line 2") && e.contains("not a card"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,724 @@
+//! Card recognition: one frame in, the cards in it out.
+//!
+//! ```no_run
+//! use tablecam::recognize::Recognizer;
+//!
+//! let mut recognizer = Recognizer::new("models/locator.onnx", "models/classifier.onnx")?;
+//! let frame = opencv::imgcodecs::imread("table.jpg", opencv::imgcodecs::IMREAD_COLOR)?;
+//! for card in recognizer.recognize(&frame, None)? {
+//!     println!("{} {:.2} {:?}", card.card, card.confidence, card.quad);
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Steps ([`Recognizer::recognize`]; docs/recognition.md has the reasons):
+//! 1. scale the frame so that cards have the size the locator was trained on ([`plan_input`]);
+//! 2. run the locator ([`crate::locate`]) and map cards and index corners back to frame pixels;
+//! 3. give each index corner to the highest-scoring card whose quad contains its centre; a
+//!    face-up card with fewer than two corners also gets patches where its corners should be;
+//! 4. classify every patch of the frame in one batch ([`crate::classify`]) and combine each
+//!    card's patches ([`crate::classify::combine`]); face-down cards are `back`;
+//! 5. pair the corners that lie on no card into cards of their own ([`Source::IndexOnly`]);
+//! 6. with a calibration, drop what is off the table and refine card quads to the exact card
+//!    rectangle on the table plane.
+pub mod cli;
+pub mod eval;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use ndarray::{Array4, ArrayView2};
+use opencv::core::{self, Mat, Rect};
+use opencv::imgproc;
+use opencv::prelude::*;
+use serde::Serialize;
+
+use crate::calib::{layout, Point, Polygon, TableGeometry};
+pub use crate::classify::CardIdentity;
+use crate::classify::{self, Classifier, ClassifyError, PATCH};
+use crate::locate::geometry::{box_quad, min_area_rect};
+use crate::locate::{self, order_quad, LocateError, Locator, Quad, RotatedRect};
+use crate::onnx::SessionOptions;
+
+/// Errors of recognition, its command line and its evaluation.
+#[derive(Debug, thiserror::Error)]
+pub enum RecognizeError {
+    /// The locator failed to load or run.
+    #[error(transparent)]
+    Locate(#[from] LocateError),
+    /// The classifier failed to load or run.
+    #[error(transparent)]
+    Classify(#[from] ClassifyError),
+    /// An OpenCV call failed.
+    #[error("{context}: {source}")]
+    OpenCv {
+        /// What was being done.
+        context: String,
+        /// OpenCV's error.
+        source: opencv::Error,
+    },
+    /// The frame is not an 8-bit BGR image.
+    #[error("frames must be 8-bit BGR (OpenCV type {expected}); got type {got}")]
+    FrameType {
+        /// `CV_8UC3`.
+        expected: i32,
+        /// The type given.
+        got: i32,
+    },
+    /// The frame's size differs from the calibration's.
+    #[error("the frame is {got_w}×{got_h} but the calibration is for {cal_w}×{cal_h}; use the calibration of this camera at this resolution")]
+    CalibrationSize {
+        /// Frame width.
+        got_w: i32,
+        /// Frame height.
+        got_h: i32,
+        /// Calibration width.
+        cal_w: u32,
+        /// Calibration height.
+        cal_h: u32,
+    },
+    /// An image file could not be read or decoded.
+    #[error("{}: {message}", path.display())]
+    Image {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// A file or folder could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A dataset file is malformed or missing.
+    #[error("{}: {message}", path.display())]
+    Dataset {
+        /// The file or folder.
+        path: PathBuf,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+    /// A calibration file could not be loaded.
+    #[error(transparent)]
+    Calibration(#[from] crate::calib::CalibError),
+}
+
+fn cv(context: &str) -> impl FnOnce(opencv::Error) -> RecognizeError + '_ {
+    move |source| RecognizeError::OpenCv { context: context.to_string(), source }
+}
+
+/// Where a detection came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// A card found by the locator (its quad is the card's outline).
+    Card,
+    /// Index corners with no card around them (fanned or overlapping cards): the quad spans the
+    /// corners only.
+    IndexOnly,
+}
+
+/// One card found in a frame.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DetectedCard {
+    /// What it is.
+    pub card: CardIdentity,
+    /// For a face or a back from the classifier: the combined probability of that label; for a
+    /// face-down card: the locator's heat; for `unknown`: the best label's combined probability
+    /// (see [`crate::classify::Verdict`]).
+    pub confidence: f32,
+    /// Whether the card shows its face.
+    pub face_up: bool,
+    /// Corners in frame pixels (the [quadrilateral convention](crate::locate::geometry)).
+    pub quad: [Point; 4],
+    /// The index corners that were read, `[x1, y1, x2, y2]` in frame pixels.
+    pub index_boxes: Vec<[f64; 4]>,
+    /// Whether the locator found the card or only its corners.
+    pub source: Source,
+}
+
+/// How frames are scaled for the locator, and how its sessions run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecognizerOptions {
+    /// ONNX Runtime session options of both models (one intra-op thread by default).
+    pub session: SessionOptions,
+    /// Without calibration, the frame's longer side is scaled to this many pixels.
+    pub long_side: u32,
+    /// With calibration, the frame is scaled so that a card's long side at the table centre
+    /// measures this many pixels (what the locator is trained on).
+    pub card_long_px: f64,
+    /// The network input's longer side never exceeds this (the card size gives way).
+    pub max_input_side: u32,
+}
+
+impl Default for RecognizerOptions {
+    fn default() -> Self {
+        RecognizerOptions {
+            session: SessionOptions::default(),
+            long_side: 640,
+            card_long_px: 72.0,
+            max_input_side: 2048,
+        }
+    }
+}
+
+/// Milliseconds spent in each stage of one [`Recognizer::recognize_timed`] call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct StageTimes {
+    /// Scaling and converting the frame.
+    pub prepare_ms: f64,
+    /// The locator network and its decoding.
+    pub locator_ms: f64,
+    /// Cutting patches and the classifier network.
+    pub classifier_ms: f64,
+    /// Patches classified.
+    pub patches: usize,
+    /// Everything.
+    pub total_ms: f64,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Input scaling
+// ---------------------------------------------------------------------------------------------
+
+/// How a frame becomes the locator's input: the crop (frame pixels), its size after resizing,
+/// and the padded network size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct InputPlan {
+    /// The crop of the frame: left, top, width, height.
+    pub crop: [i32; 4],
+    /// Size of the crop after resizing (before padding).
+    pub resized: [i32; 2],
+    /// Network input width and height (multiples of 32; the padding is the replicated edge).
+    pub net: [usize; 2],
+}
+
+impl InputPlan {
+    /// Horizontal and vertical scale, network pixels per frame pixel.
+    pub fn scale(&self) -> (f64, f64) {
+        (f64::from(self.resized[0]) / f64::from(self.crop[2]), f64::from(self.resized[1]) / f64::from(self.crop[3]))
+    }
+
+    /// A network-input point in frame pixels.
+    pub fn to_frame(&self, p: Point) -> Point {
+        let (sx, sy) = self.scale();
+        Point::new(f64::from(self.crop[0]) + p.x / sx, f64::from(self.crop[1]) + p.y / sy)
+    }
+
+    /// Whether a network-input point lies on the resized frame rather than the padding.
+    pub fn in_content(&self, p: Point) -> bool {
+        p.x >= 0.0 && p.y >= 0.0 && p.x <= f64::from(self.resized[0]) && p.y <= f64::from(self.resized[1])
+    }
+}
+
+fn round_up(v: i32, m: i32) -> usize {
+    (((v.max(1) + m - 1) / m) * m) as usize
+}
+
+fn plan_for(crop: [i32; 4], scale: f64) -> InputPlan {
+    let rw = ((f64::from(crop[2]) * scale).round() as i32).max(1);
+    let rh = ((f64::from(crop[3]) * scale).round() as i32).max(1);
+    let m = locate::INPUT_MULTIPLE as i32;
+    InputPlan { crop, resized: [rw, rh], net: [round_up(rw, m), round_up(rh, m)] }
+}
+
+/// Whether a table point is on the standard table (the felt of [`layout`]'s semicircular table)
+/// or within `margin` mm of it.
+pub fn on_table(p: Point, margin: f64) -> bool {
+    p.y >= -margin && p.x.hypot(p.y) <= layout::TABLE_RADIUS_MM + margin
+}
+
+/// Image pixels per table millimetre around a table point (square root of the homography's
+/// local area scale, lens included).
+pub fn px_per_mm(geometry: &TableGeometry, p: Point) -> Option<f64> {
+    let d = 5.0;
+    let a = geometry.table_to_image(p)?;
+    let b = geometry.table_to_image(Point::new(p.x + d, p.y))?;
+    let c = geometry.table_to_image(Point::new(p.x, p.y + d))?;
+    let det = ((b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x)) / (d * d);
+    let s = det.abs().sqrt();
+    (s.is_finite() && s > 0.0).then_some(s)
+}
+
+/// The table point the card scale is taken at: the mean of the zones' centroids (the playing
+/// area), or the table point at the image centre when there are no zones.
+pub fn table_centre(geometry: &TableGeometry) -> Option<Point> {
+    let zones = &geometry.calibration.zones;
+    if zones.is_empty() {
+        let c = &geometry.calibration;
+        return geometry.image_to_table(Point::new(f64::from(c.image_width) / 2.0, f64::from(c.image_height) / 2.0));
+    }
+    let n = zones.len() as f64;
+    let (x, y) = zones.iter().map(|z| z.polygon_mm.centroid()).fold((0.0, 0.0), |(x, y), c| (x + c.x, y + c.y));
+    Some(Point::new(x / n, y / n))
+}
+
+/// Chooses the crop and scale of a `width` × `height` frame.
+///
+/// Without calibration the longer side becomes `long_side` pixels. With one, the scale makes a
+/// card's long side at the [`table_centre`] measure `card_long_px`, and the crop is the bounding
+/// box of the frame pixels that see the table (sampled on a 33 × 19 grid, then widened by a grid
+/// step and a card length); the network side is capped at `max_input_side`.
+pub fn plan_input(
+    width: i32,
+    height: i32,
+    calibration: Option<&TableGeometry>,
+    options: &RecognizerOptions,
+) -> InputPlan {
+    let full = [0, 0, width.max(1), height.max(1)];
+    let plain = plan_for(full, f64::from(options.long_side) / f64::from(width.max(height).max(1)));
+    let Some(g) = calibration else {
+        return plain;
+    };
+    let card_long_mm = g.calibration.card_size_mm[1];
+    let Some(card_px) = table_centre(g).and_then(|c| px_per_mm(g, c)).map(|s| s * card_long_mm) else {
+        return plain;
+    };
+    let (nx, ny) = (32, 18);
+    let (mut x1, mut y1, mut x2, mut y2) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
+    for gy in 0..=ny {
+        for gx in 0..=nx {
+            let p = Point::new(
+                f64::from(gx) / f64::from(nx) * f64::from(width - 1),
+                f64::from(gy) / f64::from(ny) * f64::from(height - 1),
+            );
+            if g.image_to_table(p).is_some_and(|t| on_table(t, card_long_mm)) {
+                (x1, y1, x2, y2) = (x1.min(p.x), y1.min(p.y), x2.max(p.x), y2.max(p.y));
+            }
+        }
+    }
+    let crop = if x1 > x2 {
+        full
+    } else {
+        let grow_x = f64::from(width) / f64::from(nx) + card_px;
+        let grow_y = f64::from(height) / f64::from(ny) + card_px;
+        let l = (x1 - grow_x).floor().max(0.0) as i32;
+        let t = (y1 - grow_y).floor().max(0.0) as i32;
+        let r = ((x2 + grow_x).ceil() as i32).min(width);
+        let b = ((y2 + grow_y).ceil() as i32).min(height);
+        [l, t, (r - l).max(1), (b - t).max(1)]
+    };
+    let mut scale = options.card_long_px / card_px;
+    let longest = f64::from(crop[2].max(crop[3]));
+    if longest * scale > f64::from(options.max_input_side) {
+        scale = f64::from(options.max_input_side) / longest;
+    }
+    if !(scale.is_finite() && scale > 0.0) {
+        return plain;
+    }
+    plan_for(crop, scale)
+}
+
+/// Cuts, resizes (INTER_AREA when shrinking, INTER_LINEAR when enlarging) and pads (replicated
+/// edge, right and bottom) a BGR frame into the locator's `[1, 3, H, W]` RGB / 255 input.
+pub fn prepare_input(image: &Mat, plan: &InputPlan) -> Result<Array4<f32>, RecognizeError> {
+    let [x, y, w, h] = plan.crop;
+    let roi = Mat::roi(image, Rect::new(x, y, w, h)).map_err(cv("cropping the frame"))?;
+    let [rw, rh] = plan.resized;
+    let mut resized = Mat::default();
+    let interp = if rw < w { imgproc::INTER_AREA } else { imgproc::INTER_LINEAR };
+    imgproc::resize(&roi, &mut resized, core::Size::new(rw, rh), 0.0, 0.0, interp).map_err(cv("resizing the frame"))?;
+    let [nw, nh] = plan.net;
+    let mut padded = Mat::default();
+    core::copy_make_border(
+        &resized,
+        &mut padded,
+        0,
+        nh as i32 - rh,
+        0,
+        nw as i32 - rw,
+        core::BORDER_REPLICATE,
+        core::Scalar::all(0.0),
+    )
+    .map_err(cv("padding the frame"))?;
+    let bytes = padded.data_bytes().map_err(cv("reading the frame"))?;
+    let mut input = Array4::<f32>::zeros((1, 3, nh, nw));
+    let plane = nw * nh;
+    let data = input.as_slice_mut().expect("standard layout");
+    for (i, px) in bytes.chunks_exact(3).enumerate() {
+        data[i] = f32::from(px[2]) / 255.0;
+        data[plane + i] = f32::from(px[1]) / 255.0;
+        data[2 * plane + i] = f32::from(px[0]) / 255.0;
+    }
+    Ok(input)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The recognizer
+// ---------------------------------------------------------------------------------------------
+
+/// A located card in frame pixels.
+#[derive(Debug, Clone)]
+struct FoundCard {
+    rect: RotatedRect,
+    quad: Quad,
+    score: f32,
+    face_up: bool,
+    corners: Vec<usize>,
+}
+
+/// A located index corner in frame pixels.
+#[derive(Debug, Clone)]
+struct FoundIndex {
+    center: Point,
+    bbox: [f64; 4],
+}
+
+impl FoundIndex {
+    fn size(&self) -> (f64, f64) {
+        (self.bbox[2] - self.bbox[0], self.bbox[3] - self.bbox[1])
+    }
+}
+
+/// The expected index-corner positions of a card, in its normalised frame (see
+/// [`RotatedRect::card_point`]), and the index box size as fractions of (short, long) side.
+pub const EXPECTED_INDEX: [(f64, f64); 2] = [(0.11, 0.16), (0.89, 0.84)];
+/// Index box size as fractions of the card's (short, long) sides.
+pub const EXPECTED_INDEX_SIZE: (f64, f64) = (0.16, 0.30);
+/// Corners not on a card are paired when their centres are at most this many times the larger
+/// side of the larger box apart.
+pub const PAIR_DISTANCE: f64 = 6.0;
+
+/// The two models and the frame scaling: frame in, cards out.
+#[derive(Debug)]
+pub struct Recognizer {
+    locator: Locator,
+    classifier: Classifier,
+    options: RecognizerOptions,
+}
+
+impl Recognizer {
+    /// Loads both models with the default options; errors name the file and the fix.
+    pub fn new(locator: impl AsRef<Path>, classifier: impl AsRef<Path>) -> Result<Recognizer, RecognizeError> {
+        Recognizer::with_options(locator, classifier, RecognizerOptions::default())
+    }
+
+    /// Loads both models.
+    pub fn with_options(
+        locator: impl AsRef<Path>,
+        classifier: impl AsRef<Path>,
+        options: RecognizerOptions,
+    ) -> Result<Recognizer, RecognizeError> {
+        let locator = Locator::load(locator, &options.session)?;
+        let classifier = Classifier::load(classifier, &options.session)?;
+        Ok(Recognizer { locator, classifier, options })
+    }
+
+    /// The locator (e.g. to benchmark it alone).
+    pub fn locator_mut(&mut self) -> &mut Locator {
+        &mut self.locator
+    }
+
+    /// The classifier.
+    pub fn classifier_mut(&mut self) -> &mut Classifier {
+        &mut self.classifier
+    }
+
+    /// The options.
+    pub fn options(&self) -> &RecognizerOptions {
+        &self.options
+    }
+
+    /// The cards in a BGR frame (see the [module](self) for the steps).
+    pub fn recognize(
+        &mut self,
+        image: &Mat,
+        calibration: Option<&TableGeometry>,
+    ) -> Result<Vec<DetectedCard>, RecognizeError> {
+        Ok(self.recognize_timed(image, calibration)?.0)
+    }
+
+    /// [`Recognizer::recognize`], with the time spent in each stage.
+    pub fn recognize_timed(
+        &mut self,
+        image: &Mat,
+        calibration: Option<&TableGeometry>,
+    ) -> Result<(Vec<DetectedCard>, StageTimes), RecognizeError> {
+        let t0 = Instant::now();
+        let ms = |t: Instant| t.elapsed().as_secs_f64() * 1e3;
+        if image.typ() != core::CV_8UC3 {
+            return Err(RecognizeError::FrameType { expected: core::CV_8UC3, got: image.typ() });
+        }
+        let (w, h) = (image.cols(), image.rows());
+        if let Some(g) = calibration {
+            let c = &g.calibration;
+            if i64::from(c.image_width) != i64::from(w) || i64::from(c.image_height) != i64::from(h) {
+                return Err(RecognizeError::CalibrationSize {
+                    got_w: w,
+                    got_h: h,
+                    cal_w: c.image_width,
+                    cal_h: c.image_height,
+                });
+            }
+        }
+        let plan = plan_input(w, h, calibration, &self.options);
+        let input = prepare_input(image, &plan)?;
+        let mut times = StageTimes { prepare_ms: ms(t0), ..StageTimes::default() };
+
+        let t1 = Instant::now();
+        let decoded = self.locator.run(input.view())?;
+        let mut cards: Vec<FoundCard> = decoded
+            .cards
+            .iter()
+            .filter(|c| plan.in_content(c.rect.center))
+            .map(|c| {
+                let quad = order_quad(c.quad.map(|p| plan.to_frame(p)));
+                FoundCard {
+                    rect: RotatedRect::from_quad(&quad),
+                    quad,
+                    score: c.score,
+                    face_up: c.face_up,
+                    corners: vec![],
+                }
+            })
+            .collect();
+        let index: Vec<FoundIndex> = decoded
+            .index
+            .iter()
+            .filter(|i| plan.in_content(i.center))
+            .map(|i| {
+                let b = i.bbox();
+                let (a, z) = (plan.to_frame(Point::new(b[0], b[1])), plan.to_frame(Point::new(b[2], b[3])));
+                FoundIndex { center: plan.to_frame(i.center), bbox: [a.x, a.y, z.x, z.y] }
+            })
+            .collect();
+        times.locator_ms = ms(t1);
+
+        let t2 = Instant::now();
+        // Each corner goes to the highest-scoring card containing its centre.
+        let polys: Vec<Polygon> = cards.iter().map(|c| Polygon(c.quad.to_vec())).collect();
+        let mut loose = Vec::new();
+        for (i, ix) in index.iter().enumerate() {
+            let owner = (0..cards.len())
+                .filter(|&k| polys[k].contains(ix.center))
+                .max_by(|&a, &b| cards[a].score.total_cmp(&cards[b].score));
+            match owner {
+                Some(k) => cards[k].corners.push(i),
+                None => loose.push(i),
+            }
+        }
+        let mut jobs: Vec<classify::PatchRect> = Vec::new();
+        let mut card_patches: Vec<Vec<usize>> = vec![Vec::new(); cards.len()];
+        let patch_of = |center: Point, (bw, bh): (f64, f64), jobs: &mut Vec<classify::PatchRect>| {
+            jobs.push(classify::patch_rect(center, bw, bh, w, h));
+            jobs.len() - 1
+        };
+        for (k, card) in cards.iter().enumerate().filter(|(_, c)| c.face_up) {
+            for &i in &card.corners {
+                card_patches[k].push(patch_of(index[i].center, index[i].size(), &mut jobs));
+            }
+            if card.corners.len() < 2 {
+                let extent = card.rect.aligned_box_extent(EXPECTED_INDEX_SIZE.0, EXPECTED_INDEX_SIZE.1);
+                for (nx, ny) in EXPECTED_INDEX {
+                    let e = card.rect.card_point(nx, ny);
+                    // A corner already found at this end is read from its own box; a second,
+                    // guessed patch of the same print would count the same evidence twice.
+                    if card.corners.iter().any(|&i| index[i].center.dist(e) < 0.25 * card.rect.long) {
+                        continue;
+                    }
+                    card_patches[k].push(patch_of(e, extent, &mut jobs));
+                }
+            }
+        }
+        let loose_patch: Vec<usize> =
+            loose.iter().map(|&i| patch_of(index[i].center, index[i].size(), &mut jobs)).collect();
+        let mut batch = Array4::<f32>::zeros((jobs.len(), 3, PATCH, PATCH));
+        for (n, rect) in jobs.iter().enumerate() {
+            let mut slot = batch.index_axis_mut(ndarray::Axis(0), n);
+            classify::cut_patch(image, *rect, slot.as_slice_mut().expect("standard layout"))?;
+        }
+        let probs = self.classifier.classify(batch.view())?;
+        times.patches = jobs.len();
+        times.classifier_ms = ms(t2);
+
+        let min_conf = self.classifier.min_confidence();
+        let rows = |ids: &[usize]| -> Vec<&[f32]> {
+            ids.iter().map(|&n| probs.row(n).to_slice().expect("standard layout")).collect()
+        };
+        let mut out = Vec::with_capacity(cards.len() + loose.len());
+        for (k, card) in cards.iter().enumerate() {
+            let (identity, confidence) = if card.face_up {
+                let v = classify::combine(&rows(&card_patches[k]), min_conf);
+                (v.identity, v.confidence)
+            } else {
+                (CardIdentity::Back, card.score)
+            };
+            out.push(DetectedCard {
+                card: identity,
+                confidence,
+                face_up: card.face_up,
+                quad: card.quad,
+                index_boxes: card.corners.iter().map(|&i| index[i].bbox).collect(),
+                source: Source::Card,
+            });
+        }
+        out.extend(group_loose_corners(
+            &loose.iter().map(|&i| &index[i]).collect::<Vec<_>>(),
+            probs.view(),
+            &loose_patch,
+            min_conf,
+        ));
+
+        if let Some(g) = calibration {
+            out = on_table_plane(out, g);
+        }
+        times.total_ms = ms(t0);
+        Ok((out, times))
+    }
+}
+
+/// Step 5: corners on no card. Each is classified alone; two with the same confident card
+/// identity whose centres are within [`PAIR_DISTANCE`] × the larger box side become one card
+/// (closest partners first, most confident corners first), quad = the minimum-area rectangle of
+/// both boxes; the others become cards of their own box.
+fn group_loose_corners(
+    corners: &[&FoundIndex],
+    probs: ArrayView2<'_, f32>,
+    patch: &[usize],
+    min_conf: f32,
+) -> Vec<DetectedCard> {
+    let row = |k: usize| probs.row(patch[k]).to_slice().expect("standard layout");
+    let verdicts: Vec<classify::Verdict> = (0..corners.len()).map(|k| classify::combine(&[row(k)], min_conf)).collect();
+    let mut order: Vec<usize> = (0..corners.len()).collect();
+    order.sort_by(|&a, &b| verdicts[b].confidence.total_cmp(&verdicts[a].confidence));
+    let mut used = vec![false; corners.len()];
+    let mut out = Vec::new();
+    for &a in &order {
+        if used[a] {
+            continue;
+        }
+        used[a] = true;
+        let is_card = matches!(verdicts[a].identity, CardIdentity::Card(_));
+        let side = |k: usize| {
+            let (w, h) = corners[k].size();
+            w.max(h)
+        };
+        let partner = (0..corners.len())
+            .filter(|&b| is_card && !used[b] && verdicts[b].identity == verdicts[a].identity)
+            .map(|b| (b, corners[a].center.dist(corners[b].center)))
+            .filter(|&(b, d)| d <= PAIR_DISTANCE * side(a).max(side(b)))
+            .min_by(|x, y| x.1.total_cmp(&y.1))
+            .map(|(b, _)| b);
+        let (card, confidence, quad, boxes) = match partner {
+            Some(b) => {
+                used[b] = true;
+                let v = classify::combine(&[row(a), row(b)], min_conf);
+                let pts: Vec<Point> = box_quad(corners[a].bbox).into_iter().chain(box_quad(corners[b].bbox)).collect();
+                let quad = min_area_rect(&pts).map_or_else(|| box_quad(corners[a].bbox), |r| r.quad());
+                (v.identity, v.confidence, quad, vec![corners[a].bbox, corners[b].bbox])
+            }
+            None => (verdicts[a].identity, verdicts[a].confidence, box_quad(corners[a].bbox), vec![corners[a].bbox]),
+        };
+        out.push(DetectedCard { card, confidence, face_up: true, quad, index_boxes: boxes, source: Source::IndexOnly });
+    }
+    out
+}
+
+/// Step 6: drops detections whose centre is off the table and replaces each located card's quad
+/// by the exact card rectangle on the table plane (centre and long-axis direction mapped to the
+/// table, the card's size from the calibration, corners mapped back).
+fn on_table_plane(cards: Vec<DetectedCard>, g: &TableGeometry) -> Vec<DetectedCard> {
+    let [card_w, card_h] = g.calibration.card_size_mm;
+    cards
+        .into_iter()
+        .filter_map(|mut d| {
+            let rect = RotatedRect::from_quad(&d.quad);
+            let centre = g.image_to_table(rect.center)?;
+            if !on_table(centre, 0.0) {
+                return None;
+            }
+            if d.source == Source::Card {
+                let u = rect.long_axis();
+                let tip = Point::new(rect.center.x + u.x * rect.long / 2.0, rect.center.y + u.y * rect.long / 2.0);
+                if let Some(tip_mm) = g.image_to_table(tip) {
+                    let angle = (tip_mm.y - centre.y).atan2(tip_mm.x - centre.x);
+                    let table = Polygon::rect(centre, card_h, card_w, angle);
+                    let img: Vec<Point> = table.0.iter().filter_map(|&p| g.table_to_image(p)).collect();
+                    if let [a, b, c, e] = img[..] {
+                        d.quad = order_quad([a, b, c, e]);
+                    }
+                }
+            }
+            Some(d)
+        })
+        .collect()
+}
+
+/// Finds a model file: `path` as given if it exists, else relative to the project directories
+/// (see [`crate::onnx::find_project_file`]); returns `path` unchanged when found nowhere, so that
+/// the load error names it.
+pub fn resolve_model(path: &Path) -> PathBuf {
+    if path.is_file() || path.is_absolute() {
+        return path.to_path_buf();
+    }
+    crate::onnx::find_project_file(path).unwrap_or_else(|| path.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uncalibrated_plan_scales_the_long_side_to_640_and_pads_to_32() {
+        let o = RecognizerOptions::default();
+        let p = plan_input(1920, 1080, None, &o);
+        assert_eq!((p.crop, p.resized, p.net), ([0, 0, 1920, 1080], [640, 360], [640, 384]));
+        assert!(p.to_frame(Point::new(320.0, 180.0)).dist(Point::new(960.0, 540.0)) < 1e-9);
+        assert!(p.in_content(Point::new(10.0, 359.0)) && !p.in_content(Point::new(10.0, 370.0)));
+        // Small images are scaled up.
+        let p = plan_input(200, 300, None, &o);
+        assert_eq!((p.resized, p.net), ([427, 640], [448, 640]));
+    }
+
+    #[test]
+    fn calibrated_plan_makes_cards_72_px_long() {
+        let cal = layout::simulated_calibration(
+            crate::rules::RulesetId::Fortune3cp2025,
+            "T",
+            1280,
+            720,
+            &layout::default_pose(),
+            None,
+        );
+        let g = cal.validate(Path::new("<test>")).unwrap();
+        let o = RecognizerOptions { max_input_side: 10_000, ..RecognizerOptions::default() };
+        let p = plan_input(1280, 720, Some(&g), &o);
+        let c = table_centre(&g).unwrap();
+        let long_px = px_per_mm(&g, c).unwrap() * g.calibration.card_size_mm[1];
+        let (sx, _) = p.scale();
+        assert!((long_px * sx - 72.0).abs() < 0.5, "{long_px} px × {sx}");
+        assert_eq!(p.net[0] % 32, 0);
+        assert_eq!(p.net[1] % 32, 0);
+        // The cap wins over the card size.
+        let capped = plan_input(1280, 720, Some(&g), &RecognizerOptions { max_input_side: 320, ..o });
+        assert!(capped.resized[0].max(capped.resized[1]) <= 320, "{capped:?}");
+    }
+
+    #[test]
+    fn loose_corners_pair_by_identity_and_distance() {
+        let mk = |x: f64, y: f64| FoundIndex { center: Point::new(x, y), bbox: [x - 5.0, y - 10.0, x + 5.0, y + 10.0] };
+        let corners = [mk(100.0, 100.0), mk(150.0, 180.0), mk(400.0, 100.0), mk(100.0, 300.0)];
+        let refs: Vec<&FoundIndex> = corners.iter().collect();
+        let label = |code: &str| code.parse::<crate::rules::Card>().unwrap().index() as usize;
+        let mut probs = ndarray::Array2::<f32>::from_elem((4, classify::NUM_LABELS), 0.001);
+        // 0 and 1: AS, 94 px apart (≤ 6 × 20): one card. 2: AS but far away. 3: KD alone.
+        for (r, l) in [(0, label("AS")), (1, label("AS")), (2, label("AS")), (3, label("KD"))] {
+            probs[[r, l]] = 0.95;
+        }
+        let out = group_loose_corners(&refs, probs.view(), &[0, 1, 2, 3], 0.9);
+        assert_eq!(out.len(), 3, "{out:?}");
+        let pair = out.iter().find(|d| d.index_boxes.len() == 2).expect("a pair");
+        assert_eq!(pair.card.code(), "AS");
+        assert_eq!(pair.source, Source::IndexOnly);
+        let r = RotatedRect::from_quad(&pair.quad);
+        for c in [Point::new(95.0, 90.0), Point::new(155.0, 190.0)] {
+            assert!(Polygon(pair.quad.to_vec())
+                .contains(Point::new(c.x * 0.999 + r.center.x * 0.001, c.y * 0.999 + r.center.y * 0.001)));
+        }
+        let single = out.iter().find(|d| d.card.code() == "KD").unwrap();
+        assert_eq!(single.quad, box_quad(corners[3].bbox));
+    }
+}

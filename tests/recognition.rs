@@ -1,0 +1,330 @@
+//! Card recognition end to end with the tiny random-weight fixture models
+//! (models/fixtures/{locator,classifier}_tiny.onnx, `make fixtures`): they have the real models'
+//! contracts, so loading, contract checks, decoding, batching and the command lines are all
+//! exercised; their answers mean nothing, so nothing here checks what the cards are.
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use opencv::core::Mat;
+use opencv::prelude::*;
+use tablecam::calib::layout::{default_pose, simulated_calibration, CARD_SIZE_MM};
+use tablecam::calib::{Point, TableGeometry, ZoneKind};
+use tablecam::classify::Classifier;
+use tablecam::locate::Locator;
+use tablecam::onnx::SessionOptions;
+use tablecam::recognize::{on_table, CardIdentity, Recognizer, Source};
+use tablecam::rules::RulesetId;
+use tablecam::sim::render::{placeholder_back, placeholder_face, Conditions, Renderer, Scene, SceneCard, TableStyle};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn locator_fixture() -> PathBuf {
+    root().join("models/fixtures/locator_tiny.onnx")
+}
+
+fn classifier_fixture() -> PathBuf {
+    root().join("models/fixtures/classifier_tiny.onnx")
+}
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "tablecam-recognition-{tag}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A simulated 1280×720 fortune3cp table with a dozen cards (two face down), its calibration,
+/// and the cards' truth quads.
+fn table_frame(seed: u64) -> (Mat, TableGeometry, Vec<([Point; 4], bool)>) {
+    let g = simulated_calibration(RulesetId::Fortune3cp2025, "R1", 1280, 720, &default_pose(), Some((-0.08, 0.01)))
+        .validate(Path::new("<test>"))
+        .unwrap();
+    let faces: Vec<_> =
+        ["A", "K", "10", "7"].iter().map(|r| Arc::new(placeholder_face(r, *r == "K", CARD_SIZE_MM).unwrap())).collect();
+    let back = Arc::new(placeholder_back([160, 30, 40], CARD_SIZE_MM).unwrap());
+    let hands: Vec<Point> = g
+        .calibration
+        .zones
+        .iter()
+        .filter(|z| matches!(z.kind, ZoneKind::Hand { .. } | ZoneKind::DealerHand))
+        .map(|z| z.polygon_mm.centroid())
+        .collect();
+    let mut scene = Scene::default();
+    for i in 0..12 {
+        let c = hands[i % hands.len()];
+        scene.cards.push(SceneCard {
+            id: i as u32,
+            image: if i % 6 == 5 { back.clone() } else { faces[i % faces.len()].clone() },
+            center_mm: Point::new(c.x + ((i / hands.len()) as f64 - 0.5) * 70.0, c.y),
+            angle_rad: 0.15 * i as f64,
+            size_mm: CARD_SIZE_MM,
+            height_mm: 0.0,
+            velocity_mm_per_frame: [0.0, 0.0],
+        });
+    }
+    let r = Renderer::new(&g, &TableStyle::green(), seed).unwrap();
+    let frame = r.render(&scene, &Conditions::preset("normal").unwrap(), seed).unwrap();
+    let truth = frame.cards.iter().map(|c| (c.quad_px, c.id % 6 != 5)).collect();
+    let mat = tablecam::recognize::cli::rgb_to_bgr_mat(&frame.image).unwrap();
+    (mat, g, truth)
+}
+
+#[test]
+fn fixture_models_load_and_run_end_to_end() {
+    let opts = SessionOptions::default();
+    let mut locator = Locator::load(locator_fixture(), &opts).unwrap();
+    assert_eq!(locator.params().card_threshold, 0.35);
+    let input = ndarray::Array4::<f32>::from_elem((1, 3, 96, 128), 0.5);
+    let (heat, geom) = locator.run_maps(input.view()).unwrap();
+    assert_eq!((heat.shape(), geom.shape()), (&[1, 3, 24, 32][..], &[1, 8, 24, 32][..]));
+    assert!(heat.iter().all(|v| (0.0..=1.0).contains(v)), "heat is a probability");
+    let e = locator.run_maps(ndarray::Array4::<f32>::zeros((1, 3, 100, 128)).view()).unwrap_err();
+    assert!(e.to_string().contains("multiples of 32"), "{e}");
+
+    let mut classifier = Classifier::load(classifier_fixture(), &opts).unwrap();
+    assert_eq!(classifier.min_confidence(), 0.5);
+    let probs = classifier.classify(ndarray::Array4::<f32>::from_elem((5, 3, 40, 40), 0.3).view()).unwrap();
+    assert_eq!(probs.shape(), &[5, 54]);
+    for row in probs.rows() {
+        assert!((row.sum() - 1.0).abs() < 1e-4);
+    }
+
+    let (frame, geometry, _) = table_frame(3);
+    let mut recognizer = Recognizer::new(locator_fixture(), classifier_fixture()).unwrap();
+    for calibration in [None, Some(&geometry)] {
+        let (cards, times) = recognizer.recognize_timed(&frame, calibration).unwrap();
+        assert!(times.total_ms >= times.locator_ms && times.locator_ms > 0.0, "{times:?}");
+        for c in &cards {
+            assert!(c.quad.iter().all(|p| p.x.is_finite() && p.y.is_finite()), "{c:?}");
+            assert!((0.0..=1.0).contains(&c.confidence), "{c:?}");
+            assert_eq!(tablecam::locate::order_quad(c.quad), c.quad, "quads follow the convention");
+            if !c.face_up {
+                assert_eq!((c.card, c.source), (CardIdentity::Back, Source::Card), "face down is a back");
+            }
+            if c.source == Source::IndexOnly {
+                assert!(!c.index_boxes.is_empty());
+            }
+            if let Some(g) = calibration {
+                let centre = Point::new(
+                    c.quad.iter().map(|p| p.x).sum::<f64>() / 4.0,
+                    c.quad.iter().map(|p| p.y).sum::<f64>() / 4.0,
+                );
+                assert!(g.image_to_table(centre).is_some_and(|t| on_table(t, 1.0)), "off-table detection kept: {c:?}");
+                if c.source == Source::Card {
+                    // Refined to the exact card rectangle on the table plane.
+                    let mm: Vec<Point> = c.quad.iter().map(|&p| g.image_to_table(p).unwrap()).collect();
+                    let sides = [mm[0].dist(mm[1]), mm[1].dist(mm[2])];
+                    let (short, long) = (sides[0].min(sides[1]), sides[0].max(sides[1]));
+                    assert!((short - 63.5).abs() < 0.5 && (long - 88.9).abs() < 0.5, "{sides:?}");
+                }
+            }
+        }
+    }
+    // A frame of another size than the calibration's is refused, naming both sizes.
+    let small =
+        Mat::new_rows_cols_with_default(100, 200, opencv::core::CV_8UC3, opencv::core::Scalar::all(90.0)).unwrap();
+    let e = recognizer.recognize(&small, Some(&geometry)).unwrap_err().to_string();
+    assert!(e.contains("200×100") && e.contains("1280×720"), "{e}");
+    // Grey frames are refused with the type, not a panic.
+    let grey = Mat::new_rows_cols_with_default(64, 64, opencv::core::CV_8UC1, opencv::core::Scalar::all(0.0)).unwrap();
+    assert!(recognizer.recognize(&grey, None).is_err());
+}
+
+#[test]
+fn corrupted_and_truncated_models_name_the_file() {
+    let dir = TempDir::new("corrupt");
+    let garbage = dir.0.join("garbage.onnx");
+    std::fs::write(&garbage, b"\x08\x07this is not an onnx model \xff\xfe\x00\x01 at all").unwrap();
+    let truncated = dir.0.join("truncated.onnx");
+    let bytes = std::fs::read(locator_fixture()).unwrap();
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    for bad in [&garbage, &truncated] {
+        let e = Locator::load(bad, &SessionOptions::default()).unwrap_err().to_string();
+        assert!(e.contains(&bad.display().to_string()) && e.contains("make train"), "{e}");
+        let e = Recognizer::new(locator_fixture(), bad).unwrap_err().to_string();
+        assert!(e.contains(&bad.display().to_string()), "{e}");
+    }
+    let missing = dir.0.join("missing.onnx");
+    let e = Recognizer::new(&missing, classifier_fixture()).unwrap_err().to_string();
+    assert!(e.contains(&missing.display().to_string()) && e.contains("not found"), "{e}");
+}
+
+#[test]
+fn models_with_the_wrong_contract_are_refused_naming_the_file() {
+    let affine = root().join("models/fixtures/affine_softmax.onnx");
+    let e = Locator::load(&affine, &SessionOptions::default()).unwrap_err().to_string();
+    assert!(e.contains(&affine.display().to_string()) && e.contains("does not match its contract"), "{e}");
+    assert!(e.contains("no input named \"image\""), "{e}");
+    // Each fixture given as the other model.
+    let e = Recognizer::new(classifier_fixture(), classifier_fixture()).unwrap_err().to_string();
+    assert!(e.contains("classifier_tiny.onnx") && e.contains("\"image\""), "{e}");
+    let e = Recognizer::new(locator_fixture(), locator_fixture()).unwrap_err().to_string();
+    assert!(e.contains("locator_tiny.onnx") && e.contains("\"patch\""), "{e}");
+
+    // Right tensors, wrong metadata: patch bytes inside the protobuf strings (same lengths, so
+    // the file stays a valid model).
+    let dir = TempDir::new("contract");
+    let patch = |src: PathBuf, from: &[u8], to: &[u8], name: &str| {
+        let mut bytes = std::fs::read(src).unwrap();
+        let at = bytes.windows(from.len()).position(|w| w == from).expect("pattern in the fixture");
+        bytes[at..at + to.len()].copy_from_slice(to);
+        let out = dir.0.join(name);
+        std::fs::write(&out, bytes).unwrap();
+        out
+    };
+    let kind = patch(locator_fixture(), b"\x12\x07locator", b"\x12\x07lacator", "kind.onnx");
+    let e = Locator::load(&kind, &SessionOptions::default()).unwrap_err().to_string();
+    assert!(e.starts_with(&format!("{}: metadata tablecam.kind is \"lacator\"", kind.display())), "{e}");
+    let order = patch(classifier_fixture(), b"2D,2C,2H", b"2C,2D,2H", "labels.onnx");
+    let e = Classifier::load(&order, &SessionOptions::default()).unwrap_err().to_string();
+    assert!(e.contains("labels.onnx") && e.contains("tablecam.labels[0] is \"2C\"") && e.contains("make train"), "{e}");
+}
+
+fn tablecam() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_tablecam"));
+    c.current_dir(root());
+    c
+}
+
+#[test]
+fn detect_reports_each_image_on_its_own_line() {
+    let dir = TempDir::new("detect");
+    let (frame, _, _) = table_frame(5);
+    let good = dir.0.join("table.png");
+    opencv::imgcodecs::imwrite(good.to_str().unwrap(), &frame, &opencv::core::Vector::new()).unwrap();
+    let missing = dir.0.join("missing.jpg");
+    let annotated = dir.0.join("annotated");
+    let out = tablecam()
+        .args(["detect", "--json", "--locator"])
+        .arg(locator_fixture())
+        .arg("--classifier")
+        .arg(classifier_fixture())
+        .arg("--annotate")
+        .arg(&annotated)
+        .arg(&missing)
+        .arg(&good)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert_eq!(lines[0]["image"], missing.to_str().unwrap());
+    assert!(lines[0]["error"].as_str().unwrap().contains("missing.jpg"), "{stdout}");
+    assert_eq!(lines[1]["image"], good.to_str().unwrap());
+    assert!(lines[1]["error"].is_null(), "{stdout}");
+    for card in lines[1]["cards"].as_array().unwrap() {
+        assert!(card["card"].is_string() && card["confidence"].is_number() && card["face_up"].is_boolean());
+        assert_eq!(card["quad"].as_array().unwrap().len(), 4);
+    }
+    assert_eq!(out.status.code(), Some(1), "an image failed");
+    assert!(annotated.join("table.jpg").is_file());
+
+    // Text mode: the error goes to stderr, the result to stdout.
+    let out = tablecam()
+        .args(["detect", "--locator"])
+        .arg(locator_fixture())
+        .arg("--classifier")
+        .arg(classifier_fixture())
+        .arg(&missing)
+        .arg(&good)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        stderr.contains("missing.jpg") && stdout.starts_with(&format!("{}: ", good.display())),
+        "{stdout}\n{stderr}"
+    );
+
+    // A missing model is an error before any image, naming the file and how to get it.
+    let out = tablecam().args(["detect", "--locator", "models/nope.onnx"]).arg(&good).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains("models/nope.onnx") && stderr.contains("make train"), "{stderr}");
+}
+
+#[test]
+fn eval_recognition_writes_its_reports() {
+    let dir = TempDir::new("eval");
+    // A two-frame simulator dataset in the annotations.jsonl format.
+    let sim = dir.0.join("sim");
+    std::fs::create_dir_all(sim.join("test")).unwrap();
+    let mut jsonl = String::new();
+    let mut truth_cards = 0;
+    for k in 0..2u64 {
+        let (frame, _, truth) = table_frame(10 + k);
+        truth_cards += truth.len();
+        let name = format!("test/{k:06}.jpg");
+        tablecam::recognize::cli::write_jpeg(&sim.join(&name), &frame).unwrap();
+        let cards: Vec<serde_json::Value> = truth
+            .iter()
+            .map(|(q, up)| {
+                serde_json::json!({"card": if *up { "AS" } else { "back" }, "face_up": up,
+                    "quad": q.iter().map(|p| [p.x, p.y]).collect::<Vec<_>>(), "visible": 1.0, "corners": []})
+            })
+            .collect();
+        let line = serde_json::json!({"image": name, "split": "test", "design": "placeholder", "family": "placeholder",
+            "width": 1280, "height": 720, "cards": cards});
+        jsonl.push_str(&format!("{line}\n"));
+    }
+    jsonl.push_str(&format!(
+        "{}\n",
+        serde_json::json!({"image": "train/x.jpg", "split": "train", "width": 1, "height": 1, "cards": []})
+    ));
+    std::fs::write(sim.join("annotations.jsonl"), jsonl).unwrap();
+    // A one-photo "real" dataset.
+    let real = dir.0.join("real");
+    std::fs::create_dir_all(real.join("images")).unwrap();
+    let (frame, _, _) = table_frame(20);
+    tablecam::recognize::cli::write_jpeg(&real.join("images/p1.jpg"), &frame).unwrap();
+    std::fs::write(
+        real.join("labels.csv"),
+        "file,rank,suit,x1,y1,x2,y2,box_type,n_corners\np1.jpg,A,S,100,100,160,190,union,2\n",
+    )
+    .unwrap();
+
+    let out_dir = dir.0.join("out");
+    let out = tablecam()
+        .args(["eval-recognition", "--json", "--locator"])
+        .arg(locator_fixture())
+        .arg("--classifier")
+        .arg(classifier_fixture())
+        .arg("--sim")
+        .arg(&sim)
+        .arg("--real")
+        .arg(&real)
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["sim"]["images"], 2);
+    assert_eq!(report["sim"]["counts"]["visible_cards"], truth_cards);
+    assert_eq!(report["real"]["counts"]["labels"], 1);
+    assert!(report["sim"]["timing"]["locator_ms"].as_f64().unwrap() > 0.0);
+    assert!(std::fs::read_to_string(out_dir.join("report.md")).unwrap().contains("localization recall"));
+    let grid =
+        opencv::imgcodecs::imread(out_dir.join("worst_errors.jpg").to_str().unwrap(), opencv::imgcodecs::IMREAD_COLOR)
+            .unwrap();
+    assert!(grid.cols() > 0);
+}
