@@ -123,7 +123,8 @@ pub fn read_sim(dir: &Path, split: &str) -> Result<Vec<SimImage>, RecognizeError
     let text = std::fs::read_to_string(&path).map_err(|e| RecognizeError::Dataset {
         path: path.clone(),
         message: format!(
-            "cannot read the simulator dataset ({e}); generate it with the simulator (docs/simulator.md) or pass --sim DIR"
+            "cannot read the simulator dataset ({e}); generate it with `tablecam simulate detections --out {}` (docs/simulator.md) or pass --sim DIR",
+            dir.display()
         ),
     })?;
     let mut out = Vec::new();
@@ -603,6 +604,17 @@ pub struct Report {
 // Running
 // ---------------------------------------------------------------------------------------------
 
+/// A progress counter on stderr, when it is a terminal (logs get the summary only).
+fn progress(what: &str, done: usize, total: usize) {
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() {
+        eprint!("\r{what}: {done}/{total} images");
+        if done == total {
+            eprintln!();
+        }
+    }
+}
+
 fn eval_sim(
     recognizer: &mut Recognizer,
     dir: &Path,
@@ -623,6 +635,7 @@ fn eval_sim(
     let mut times = Vec::new();
     let mut failed = Vec::new();
     for (i, img) in images.iter().enumerate() {
+        progress("sim", i + 1, images.len());
         let path = dir.join(&img.image);
         let frame = match load_image(&path) {
             Ok(f) => f,
@@ -637,9 +650,7 @@ fn eval_sim(
         counts.add(&c);
         confusions.extend(conf);
         errors.extend(errs.into_iter().map(|e| ErrorCase { image: path.clone(), ..e }));
-        eprint!("\rsim: {}/{} images", i + 1, images.len());
     }
-    eprintln!();
     let c = &counts;
     Ok(SimReport {
         dataset: dir.to_path_buf(),
@@ -701,6 +712,7 @@ fn eval_real(
     let mut times = Vec::new();
     let mut failed = Vec::new();
     for (i, (name, labels)) in files.iter().enumerate() {
+        progress("real", i + 1, files.len());
         let path = images_dir.join(name);
         let frame = match load_image(&path) {
             Ok(f) => f,
@@ -715,9 +727,7 @@ fn eval_real(
         counts.add(&c);
         confusions.extend(conf);
         errors.extend(errs.into_iter().map(|e| ErrorCase { image: path.clone(), ..e }));
-        eprint!("\rreal: {}/{} images", i + 1, files.len());
     }
-    eprintln!();
     let c = &counts;
     Ok(RealReport {
         dataset: dir.to_path_buf(),
@@ -863,6 +873,9 @@ pub fn worst_errors_grid(errors: &mut [ErrorCase]) -> Result<Mat, RecognizeError
             if e.predicted == "-" { Scalar::new(0.0, 200.0, 255.0, 0.0) } else { Scalar::new(80.0, 80.0, 255.0, 0.0) };
         let line1 = format!("{} -> {} {:.2}", e.truth, e.predicted, e.confidence);
         let name = e.image.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        // Keep the end of long names (the frame number), so that a label stays in its tile.
+        let chars: Vec<char> = name.chars().collect();
+        let name: String = chars[chars.len().saturating_sub(24)..].iter().collect();
         for (i, (text, c)) in [(line1, colour), (name, Scalar::all(200.0))].into_iter().enumerate() {
             imgproc::put_text(
                 &mut grid,

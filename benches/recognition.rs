@@ -1,0 +1,105 @@
+//! Card recognition speed: the locator on a 1080p frame, the classifier on a batch of 64
+//! patches (crops/s), and the whole `Recognizer::recognize` on a 1080p simulator frame with 20
+//! cards — without calibration (longer side scaled to 640 px) and with it (cards scaled to
+//! 72 px, table crop).
+//!
+//! Run with `cargo bench --bench recognition`. Uses models/locator.onnx and
+//! models/classifier.onnx when present, else the random-weight fixtures (whose networks are far
+//! smaller than the real ones: their figures measure the Rust side, not the models). ONNX Runtime
+//! runs one intra-op thread per session unless `TABLECAM_BENCH_THREADS` says otherwise.
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use tablecam::calib::layout::{default_pose, simulated_calibration, CARD_SIZE_MM};
+use tablecam::calib::{Point, TableGeometry, ZoneKind};
+use tablecam::onnx::SessionOptions;
+use tablecam::recognize::{plan_input, prepare_input, Recognizer, RecognizerOptions};
+use tablecam::rules::RulesetId;
+use tablecam::sim::render::{placeholder_back, placeholder_face, Conditions, Renderer, Scene, SceneCard, TableStyle};
+
+fn model(name: &str, fixture: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let real = root.join("models").join(name);
+    if real.is_file() {
+        real
+    } else {
+        root.join("models/fixtures").join(fixture)
+    }
+}
+
+/// A 1080p fortune3cp frame with 20 cards (3 face down) dealt over the hand zones.
+fn frame() -> (opencv::core::Mat, TableGeometry) {
+    let g = simulated_calibration(RulesetId::Fortune3cp2025, "B1", 1920, 1080, &default_pose(), Some((-0.08, 0.01)))
+        .validate(Path::new("<bench>"))
+        .expect("calibration");
+    let faces: Vec<_> = ["A", "K", "Q", "10", "7"]
+        .iter()
+        .map(|r| Arc::new(placeholder_face(r, *r == "K" || *r == "10", CARD_SIZE_MM).expect("face")))
+        .collect();
+    let back = Arc::new(placeholder_back([160, 30, 40], CARD_SIZE_MM).expect("back"));
+    let hands: Vec<Point> = g
+        .calibration
+        .zones
+        .iter()
+        .filter(|z| matches!(z.kind, ZoneKind::Hand { .. } | ZoneKind::DealerHand))
+        .map(|z| z.polygon_mm.centroid())
+        .collect();
+    let mut scene = Scene::default();
+    for i in 0..20 {
+        let c = hands[i % hands.len()];
+        scene.cards.push(SceneCard {
+            id: i as u32,
+            image: if i % 7 == 6 { back.clone() } else { faces[i % faces.len()].clone() },
+            center_mm: Point::new(c.x + ((i / hands.len()) as f64 - 1.0) * 68.0, c.y),
+            angle_rad: 0.1 * i as f64,
+            size_mm: CARD_SIZE_MM,
+            height_mm: 0.0,
+            velocity_mm_per_frame: [0.0, 0.0],
+        });
+    }
+    let r = Renderer::new(&g, &TableStyle::green(), 1).expect("renderer");
+    let f = r.render(&scene, &Conditions::preset("normal").expect("preset"), 1).expect("frame");
+    (tablecam::recognize::cli::rgb_to_bgr_mat(&f.image).expect("mat"), g)
+}
+
+fn recognition(c: &mut Criterion) {
+    let threads = std::env::var("TABLECAM_BENCH_THREADS").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
+    let options = RecognizerOptions { session: SessionOptions { intra_threads: threads }, ..Default::default() };
+    let (locator, classifier) =
+        (model("locator.onnx", "locator_tiny.onnx"), model("classifier.onnx", "classifier_tiny.onnx"));
+    eprintln!("recognition bench: {} and {}, {threads} intra-op thread(s)", locator.display(), classifier.display());
+    let mut rec = Recognizer::with_options(&locator, &classifier, options.clone()).expect("models");
+    let (image, geometry) = frame();
+
+    let mut group = c.benchmark_group("recognition");
+    group.sample_size(20).measurement_time(Duration::from_secs(8));
+    for (name, cal) in [("uncalibrated", None), ("calibrated", Some(&geometry))] {
+        let plan = plan_input(1920, 1080, cal, &options);
+        let input = prepare_input(&image, &plan).expect("input");
+        let [w, h] = plan.net;
+        group.bench_function(format!("locator/1080p-{name}-{w}x{h}"), |b| {
+            b.iter(|| rec.locator_mut().run(input.view()).expect("locator").cards.len())
+        });
+    }
+
+    let batch = ndarray::Array4::<f32>::from_shape_fn((64, 3, 40, 40), |(n, ch, y, x)| {
+        ((n * 7 + ch * 31 + y * 3 + x) % 255) as f32 / 255.0
+    });
+    group.throughput(Throughput::Elements(64));
+    group.bench_function("classifier/batch-64-patches", |b| {
+        b.iter(|| rec.classifier_mut().classify(batch.view()).expect("classifier").nrows())
+    });
+    group.throughput(Throughput::Elements(1));
+
+    for (name, cal) in [("uncalibrated", None), ("calibrated", Some(&geometry))] {
+        group.bench_function(format!("recognize/1080p-20-cards-{name}"), |b| {
+            b.iter(|| rec.recognize(&image, cal).expect("recognize").len())
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, recognition);
+criterion_main!(benches);
