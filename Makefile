@@ -12,7 +12,7 @@ CARGO ?= cargo
 PYTHON ?= python3
 BIN = ./target/release/tablecam
 
-.PHONY: setup build test demo bench odds lint fixtures doctor calibrations eval-presence
+.PHONY: setup build test demo bench odds lint fixtures doctor calibrations eval-presence train eval
 
 ## setup: install missing Debian packages and ONNX Runtime (.native/onnxruntime/)
 setup:
@@ -65,3 +65,12 @@ calibrations: build
 ## eval-presence: bet-presence accuracy on simulated sessions (every ruleset × lighting preset, 2 rounds each, 720p; ~40 min on 2 cores)
 eval-presence: build
 	$(BIN) presence eval --rounds 2 --size 720p
+
+## train: retrain the recognition models from scratch on CPU (simulator dataset + the train half of ../shared/real-cards; see models/MODEL_CARD.md)
+train: build
+	bash scripts/train.sh
+
+## eval: recognition figures of models/*.onnx: simulator test split (deck families never trained on) and the held-out real photos
+eval: build
+	@test -s datasets/generated/detect/annotations.jsonl || $(BIN) simulate detections --out datasets/generated/detect --seed 1
+	$(BIN) eval-recognition --sim datasets/generated/detect --real ../shared/real-cards --real-split models/training/real_test.txt --out var/eval-recognition

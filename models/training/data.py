@@ -17,7 +17,7 @@ import numpy as np
 from PIL import Image, ImageOps
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-SIM_DIR = os.path.join(ROOT, "datasets", "generated", "detect")
+SIM_DIR = os.environ.get("TABLECAM_SIM_DATASET", os.path.join(ROOT, "datasets", "generated", "detect"))
 REAL_DIR = os.environ.get("TABLECAM_REAL_CARDS", os.path.join(ROOT, "..", "shared", "real-cards"))
 REAL_SPLIT = os.path.join(os.path.dirname(__file__), "real_split.json")
 PATCH_SCALE = 1.3

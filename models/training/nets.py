@@ -98,18 +98,66 @@ CLS_LAYERS = [("k1", 3, 24, 3, 1), ("k2", 24, 24, 3, 2), ("k3", 24, 48, 3, 1), (
 def classifier_init(key, n_classes=54):
     keys = jax.random.split(key, len(CLS_LAYERS) + 1)
     p = {name: _init_conv(k, cin, cout, ks) for k, (name, cin, cout, ks, _) in zip(keys, CLS_LAYERS)}
+    for name, _, cout, _, _ in CLS_LAYERS:  # batch norm after every conv (folded into it at export)
+        p[name]["g"] = jnp.ones((cout,), jnp.float32)
     p["fc"] = {"w": (jax.random.normal(keys[-1], (128, n_classes)) * np.sqrt(1.0 / 128)).astype(jnp.float32),
                "b": jnp.zeros((n_classes,), jnp.float32)}
     return p
 
 
-def classifier_apply(p, x):
-    """x: [N, 3, 40, 40] in 0..1 → logits [N, 54]."""
+def classifier_apply(p, x, stats=None):
+    """x: [N, 3, 40, 40] in 0..1 → logits [N, 54]. Batch norm uses the batch's statistics
+    (training) unless `stats` ({layer: (mean, var)}) is given (inference, export)."""
+    x = (x - 0.5) * 4.0
+    for name, _, _, _, s in CLS_LAYERS:
+        y = lax.conv_general_dilated(x, p[name]["w"], (s, s), [(1, 1)] * 2,
+                                     dimension_numbers=("NCHW", "OIHW", "NCHW"))
+        if stats is None:
+            m, v = jnp.mean(y, axis=(0, 2, 3)), jnp.var(y, axis=(0, 2, 3))
+        else:
+            m, v = stats[name]
+        y = (y - m[None, :, None, None]) * (p[name]["g"] / jnp.sqrt(v + BN_EPS))[None, :, None, None]
+        x = relu(y + p[name]["b"][None, :, None, None])
+    x = jnp.mean(x, axis=(2, 3))
+    return x @ p["fc"]["w"] + p["fc"]["b"]
+
+
+BN_EPS = 1e-5
+
+
+def classifier_apply_folded(p, x):
+    """The deployed (exported) function: batch norm folded into the convolutions (`fold_bn`)."""
     x = (x - 0.5) * 4.0
     for name, _, _, _, s in CLS_LAYERS:
         x = relu(conv(x, p[name], s))
     x = jnp.mean(x, axis=(2, 3))
     return x @ p["fc"]["w"] + p["fc"]["b"]
+
+
+def classifier_stats(p, x):
+    """Per-layer (mean, var) of the pre-normalisation activations over the batch `x`."""
+    x = (x - 0.5) * 4.0
+    out = {}
+    for name, _, _, _, s in CLS_LAYERS:
+        y = lax.conv_general_dilated(x, p[name]["w"], (s, s), [(1, 1)] * 2,
+                                     dimension_numbers=("NCHW", "OIHW", "NCHW"))
+        m, v = jnp.mean(y, axis=(0, 2, 3)), jnp.var(y, axis=(0, 2, 3))
+        out[name] = (m, v)
+        y = (y - m[None, :, None, None]) * (p[name]["g"] / jnp.sqrt(v + BN_EPS))[None, :, None, None]
+        x = relu(y + p[name]["b"][None, :, None, None])
+    return out
+
+
+def fold_bn(p, stats):
+    """The plain conv parameters equal to conv → batch norm (with `stats`) → + b."""
+    q = dict(p)
+    for name, _, _, _, _ in CLS_LAYERS:
+        m, v = (np.asarray(t, np.float64) for t in stats[name])
+        k = np.asarray(p[name]["g"], np.float64) / np.sqrt(v + BN_EPS)
+        w = np.asarray(p[name]["w"], np.float64) * k[:, None, None, None]
+        b = np.asarray(p[name]["b"], np.float64) - m * k
+        q[name] = {"w": w.astype(np.float32), "b": b.astype(np.float32)}
+    return q
 
 
 # ---------------------------------------------------------------- ONNX export

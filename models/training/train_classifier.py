@@ -175,7 +175,7 @@ def train_step(params, state, lr, key, xb, yb):
 
 @jax.jit
 def predict(params, x):
-    return jax.nn.softmax(nets.classifier_apply(params, x))
+    return jax.nn.softmax(nets.classifier_apply_folded(params, x))
 
 
 def evaluate(params, X, Y, key, rotate=True, bs=512):
@@ -261,6 +261,10 @@ def main():
                   f"eta {el / (step + 1) * (args.steps - step - 1):.0f}s", flush=True)
     with open(os.path.join(os.path.dirname(args.cache), "classifier.pkl"), "wb") as f:
         pickle.dump(jax.tree_util.tree_map(np.asarray, params), f)
+    # Batch-norm statistics of the deployed network: un-augmented training patches, as cut.
+    sel = np.random.default_rng(5).choice(len(Xs), min(4096, len(Xs)), replace=False)
+    stats = jax.jit(nets.classifier_stats)(params, centre_view(Xs[sel]))
+    params = nets.fold_bn(params, stats)
     pv = evaluate(params, Xv, Yv, jax.random.PRNGKey(99), rotate=False)
     t = calibrate(pv, Yv)
     print(f"calibrated min_confidence {t:.3f} on {len(Yv)} validation patches (unseen deck families)")
@@ -270,7 +274,7 @@ def main():
             "tablecam.training": f"steps={args.steps} batch={args.batch} seed={args.seed} sim_patches={len(Xs)} "
                                  f"real_patches={len(Xr)}"}
     nets.export_classifier(params, args.out, meta)
-    diff = nets.check_export(args.out, lambda x: jax.nn.softmax(nets.classifier_apply(params, x)),
+    diff = nets.check_export(args.out, lambda x: jax.nn.softmax(nets.classifier_apply_folded(params, x)),
                              np.asarray(centre_view(Xv[:16])))
     print(f"exported {args.out} ({os.path.getsize(args.out)} bytes); ONNX Runtime vs JAX max |diff| {diff:.2e}")
     assert diff < 1e-4, "exported classifier does not match the trained function"

@@ -105,7 +105,7 @@ def real_sample(r, rng, size):
 def render_sample(path, s, cards, corners, rng, size):
     im = data.open_rgb(path, draft_scale=s)
     W, H = Image.open(path).size
-    sx, sy = im.width / W, im.height / H  # draft mode may have shrunk the decode
+    sx = im.width / W  # draft mode may have shrunk the decode (by the same factor both ways)
     s_eff = s / sx
     iw, ih = max(1, int(round(im.width * s_eff))), max(1, int(round(im.height * s_eff)))
     # pick a crop centred near an object, so most crops contain something

@@ -74,7 +74,7 @@ impl EdgeImage {
 /// long side (×0.72–1.35) and aspect, then a fine one around the winner.
 pub fn refine_rect(img: &EdgeImage, proposal: &RotatedRect) -> RotatedRect {
     let mut best = (f32::MIN, *proposal);
-    let mut consider = |r: RotatedRect, best: &mut (f32, RotatedRect)| {
+    let consider = |r: RotatedRect, best: &mut (f32, RotatedRect)| {
         let s = img.edge_score(&r);
         if s > best.0 {
             *best = (s, r);
