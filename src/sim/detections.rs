@@ -72,7 +72,7 @@ pub struct DetectionsArgs {
     pub designs: Vec<String>,
     /// Images rendered on each random table and camera (drawing the static
     /// table is most of the cost of an image).
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 8)]
     pub scenes_per_table: u32,
     /// Worker threads (default: the machine's cores).
     #[arg(long)]
@@ -141,6 +141,8 @@ pub struct IndexBox {
 pub struct Summary {
     /// The seed.
     pub seed: u64,
+    /// Images rendered on each table and camera.
+    pub scenes_per_table: u32,
     /// Images per split.
     pub images_by_split: BTreeMap<String, u64>,
     /// Card annotations per split.
@@ -246,11 +248,13 @@ pub fn face_index_box(img: &RgbaImage) -> Result<Option<[f64; 4]>, SimError> {
         let at = |k: i32| stats.at_2d::<i32>(i, k).copied().unwrap_or(0);
         let (l, t, cw, ch, area) = (at(0), at(1), at(2), at(3), at(4));
         // Skip specks, and rules (long thin lines).
-        let line = (cw.min(ch) as f64) < 0.02 * w as f64 && (cw.max(ch) as f64) > 0.1 * h as f64;
+        let (thin, long) = (cw.min(ch) as f64, cw.max(ch) as f64);
+        let line = (thin < 0.02 * w as f64 && long > 0.1 * h as f64)
+            || (thin <= (0.012 * w as f64).max(2.0) && long >= 3.0 * thin);
         if area < min_area || line {
             continue;
         }
-        let p = trim_tails(&labels, i, [l, t, l + cw, t + ch], tail);
+        let p = trim_tails(&labels, i, [l, t, l + cw, t + ch], tail, ((0.016 * w as f64) as i32).max(2));
         // What is left of a frame's corner once its lines are trimmed is no glyph.
         let tiny = ((p[2] - p[0]) as f64) < 0.02 * w as f64 && ((p[3] - p[1]) as f64) < 0.025 * h as f64;
         let trimmed = p != [l, t, l + cw, t + ch];
@@ -300,7 +304,7 @@ pub fn face_index_box(img: &RgbaImage) -> Result<Option<[f64; 4]>, SimError> {
 /// least `min_run` rows (columns) at its bottom or top (right or left) with
 /// less than a third of its widest row's (column's) ink is a line running on
 /// from the glyph (some decks hang their suit on a rule), and is cut off.
-fn trim_tails(labels: &Mat, id: i32, b: [i32; 4], min_run: i32) -> [i32; 4] {
+fn trim_tails(labels: &Mat, id: i32, b: [i32; 4], min_run: i32, thin_px: i32) -> [i32; 4] {
     let is = |x: i32, y: i32| labels.at_2d::<i32>(y, x).copied().unwrap_or(0) == id;
     // (ink count, mean position) of each row, then of each column.
     let profile = |outer: std::ops::Range<i32>, inner: std::ops::Range<i32>, rows: bool| -> Vec<(i32, f64)> {
@@ -319,8 +323,10 @@ fn trim_tails(labels: &Mat, id: i32, b: [i32; 4], min_run: i32) -> [i32; 4] {
         let max = v.iter().map(|e| e.0).max().unwrap_or(0);
         let ordered: Vec<&(i32, f64)> = if from_end { v.iter().rev().collect() } else { v.iter().collect() };
         let Some(first) = ordered.first() else { return 0 };
-        let run =
-            ordered.iter().take_while(|e| e.0 * 3 < max && e.0 > 0 && (e.1 - first.1).abs() <= 2.5).count() as i32;
+        let run = ordered
+            .iter()
+            .take_while(|e| e.0 * 3 < max && e.0 > 0 && e.0 <= thin_px && (e.1 - first.1).abs() <= 2.5)
+            .count() as i32;
         if run >= min_run && (run as usize) < v.len() {
             run
         } else {
@@ -348,30 +354,45 @@ pub fn plausible_index_box(r: &[f64; 4]) -> bool {
 }
 
 /// Where a deck prints its top-left index: the union over the number cards
-/// A–10 of all suits of [`face_index_box`], grown by half a percent; falls back
-/// to [`DEFAULT_INDEX_BOX`] (with a warning on stderr) when it is implausible.
+/// A–10 of all suits of [`face_index_box`], grown by half a percent. A face
+/// whose box reaches more than 5 % of the card's height above or below the
+/// median face's is left out (artwork joined to its suit), widths are
+/// never filtered (the `10` is wider than the rest). Falls
+/// back to [`DEFAULT_INDEX_BOX`] (with a warning on stderr) when the result is
+/// implausible.
 pub fn index_box(name: &str, face_of: impl Fn(Face) -> Arc<RgbaImage>) -> Result<IndexBox, SimError> {
-    let mut union: Option<[f64; 4]> = None;
-    let mut found = 0;
     use crate::rules::card::Rank;
+    let mut boxes = Vec::new();
     for card in Card::all().filter(|c| !matches!(c.rank(), Rank::Jack | Rank::Queen | Rank::King)) {
         if let Some(b) = face_index_box(&face_of(Face::Card(card)))? {
-            found += 1;
-            union = Some(match union {
-                None => b,
-                Some(u) => [u[0].min(b[0]), u[1].min(b[1]), u[2].max(b[2]), u[3].max(b[3])],
-            });
+            boxes.push(b);
         }
     }
-    if let Some(u) = union {
-        let pad = 0.005;
-        let r = [(u[0] - pad).max(0.0), (u[1] - pad).max(0.0), u[2] + pad, u[3] + pad];
-        if found >= 20 && plausible_index_box(&u) {
+    let median = |k: usize| {
+        let mut v: Vec<f64> = boxes.iter().map(|b| b[k]).collect();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(0.0)
+    };
+    let (top, bottom) = (median(1), median(3));
+    let kept: Vec<&[f64; 4]> = boxes.iter().filter(|b| b[1] >= top - 0.05 && b[3] <= bottom + 0.05).collect();
+    let union = kept.iter().fold(None, |u: Option<[f64; 4]>, b| {
+        Some(match u {
+            None => **b,
+            Some(u) => [u[0].min(b[0]), u[1].min(b[1]), u[2].max(b[2]), u[3].max(b[3])],
+        })
+    });
+    match union {
+        Some(u) if kept.len() >= 20 && plausible_index_box(&u) => {
+            let pad = 0.005;
+            let r = [(u[0] - pad).max(0.0), (u[1] - pad).max(0.0), u[2] + pad, u[3] + pad];
             return Ok(IndexBox { rect: r.map(|v| (v * 1e4).round() / 1e4), measured: true });
         }
-        eprintln!("detections: design {name}: measured index box {u:?} ({found} faces) is implausible; using the default {DEFAULT_INDEX_BOX:?}");
-    } else {
-        eprintln!("detections: design {name}: no index ink found; using the default {DEFAULT_INDEX_BOX:?}");
+        Some(u) => eprintln!(
+            "detections: design {name}: measured index box {u:?} ({} of {} faces) is implausible; using the default {DEFAULT_INDEX_BOX:?}",
+            kept.len(),
+            boxes.len()
+        ),
+        None => eprintln!("detections: design {name}: no index ink found; using the default {DEFAULT_INDEX_BOX:?}"),
     }
     Ok(IndexBox { rect: DEFAULT_INDEX_BOX, measured: false })
 }
@@ -498,7 +519,7 @@ fn random_camera(rng: &mut Rng) -> CameraPose {
     let z = dist * tilt.to_radians().cos();
     let ang = rng.unit_f64() * std::f64::consts::PI;
     let r = 150.0 + rng.unit_f64() * 700.0;
-    let target = [r * ang.cos() * 0.9, (r * ang.sin()).max(180.0)];
+    let target = [r * ang.cos() * 0.9, (r * ang.sin()).max(300.0)];
     let back = dist * tilt.to_radians().sin();
     // Lean from behind the dealer mostly, from the side sometimes.
     let dir = -std::f64::consts::FRAC_PI_2 + (rng.unit_f64() - 0.5) * 1.6;
@@ -661,7 +682,7 @@ impl Composer<'_> {
             let u =
                 Point::new(self.w * (0.04 + 0.92 * self.rng.unit_f64()), self.h * (0.04 + 0.92 * self.rng.unit_f64()));
             let Some(p) = self.geometry.image_to_table(u) else { continue };
-            let on_felt = p.x.hypot(p.y) < layout::TABLE_RADIUS_MM - 40.0 && p.y > -200.0;
+            let on_felt = p.x.hypot(p.y) < layout::TABLE_RADIUS_MM - 40.0 && p.y > 25.0;
             let on_tray = p.x.abs() < 260.0 && p.y < 130.0;
             if on_felt && !on_tray {
                 return Some(p);
@@ -766,6 +787,39 @@ impl Composer<'_> {
     }
 }
 
+/// Whether an occluder stays well in front of the camera and near the image:
+/// its whole extent (the arm reaches ~0.8 m back from the palm, up to 12 cm
+/// above the felt) must project within a few image sizes. Oblique close-ups
+/// can otherwise put an arm next to the lens, where its shadow would cover a
+/// huge canvas.
+fn occluder_fits(geometry: &TableGeometry, o: &Occluder) -> bool {
+    let cal = &geometry.calibration;
+    let (w, h) = (cal.image_width as f64, cal.image_height as f64);
+    let Some(cam) = cal.simulated_pose.map(|p| p.position_mm) else { return false };
+    let lift = 130.0;
+    if cam[2] < 3.0 * lift {
+        return false;
+    }
+    let back = match o.kind {
+        OccluderKind::Hand => 380.0,
+        OccluderKind::Arm => 560.0,
+    } + 140.0;
+    let (s, c) = o.angle_rad.sin_cos();
+    let k = o.scale;
+    let mut ok = true;
+    for (u, v) in [(-back, -60.0), (-back, 60.0), (120.0, -60.0), (120.0, 60.0), (-back / 2.0, 0.0)] {
+        let p = Point::new(o.position_mm.x + k * (u * c - v * s), o.position_mm.y + k * (u * s + v * c));
+        let f = cam[2] / (cam[2] - lift);
+        let lifted = Point::new(cam[0] + (p.x - cam[0]) * f, cam[1] + (p.y - cam[1]) * f);
+        for q in [p, lifted] {
+            ok &= geometry
+                .table_to_image(q)
+                .is_some_and(|i| i.x > -1.5 * w && i.x < 2.5 * w && i.y > -1.5 * h && i.y < 2.5 * h);
+        }
+    }
+    ok
+}
+
 /// Renders one table's images: a random table, camera and surface, and
 /// `job.count` scenes on it (the static table is drawn once per camera).
 fn render_table(job: &Job<'_>) -> Result<Vec<(image::RgbImage, ImageAnnotation)>, SimError> {
@@ -777,9 +831,12 @@ fn render_table(job: &Job<'_>) -> Result<Vec<(image::RgbImage, ImageAnnotation)>
     let (geometry, renderer) = loop {
         attempt += 1;
         let id = RulesetId::ALL[rng.below(RulesetId::ALL.len() as u32) as usize];
-        let pose = random_camera(&mut rng);
-        // Most cameras with barrel distortion, some already corrected.
-        let lens = (rng.unit_f64() < 0.65).then(|| (-0.02 - rng.unit_f64() * 0.1, 0.01));
+        let mut pose = random_camera(&mut rng);
+        // Poses are made for 16:9; narrow the view of taller images a little so
+        // that the table, not the floor, fills them.
+        pose.hfov_deg *= ((w as f64 / h as f64) / (16.0 / 9.0)).sqrt();
+        // Half the cameras with barrel distortion, half already corrected.
+        let lens = (rng.unit_f64() < 0.5).then(|| (-0.02 - rng.unit_f64() * 0.1, 0.01));
         let mut cal = layout::simulated_calibration(id, "DETECT", w, h, &pose, lens);
         cal.card_size_mm = deck.size_mm;
         let style = if rng.unit_f64() < 0.4 {
@@ -869,58 +926,67 @@ fn render_scene(
     }
     let mut placed = std::mem::take(&mut comp.placed);
     // A card being turned (lifted, narrowing) sometimes; motion blur sometimes.
-    if !placed.is_empty() && rng.unit_f64() < 0.15 {
-        let i = rng.below(placed.len() as u32) as usize;
+    if !placed.is_empty() && comp.rng.unit_f64() < 0.15 {
+        let i = comp.rng.below(placed.len() as u32) as usize;
         let c = &mut placed[i].card;
-        c.height_mm = 5.0 + rng.unit_f64() * 35.0;
-        c.size_mm[0] *= 0.35 + rng.unit_f64() * 0.65;
+        c.height_mm = 5.0 + comp.rng.unit_f64() * 35.0;
+        c.size_mm[0] *= 0.35 + comp.rng.unit_f64() * 0.65;
     }
-    if rng.unit_f64() < 0.15 {
+    if comp.rng.unit_f64() < 0.15 {
         for p in placed.iter_mut() {
-            if rng.below(3) == 0 {
-                p.card.velocity_mm_per_frame = [(rng.unit_f64() - 0.5) * 50.0, (rng.unit_f64() - 0.5) * 50.0];
+            if comp.rng.below(3) == 0 {
+                p.card.velocity_mm_per_frame = [(comp.rng.unit_f64() - 0.5) * 50.0, (comp.rng.unit_f64() - 0.5) * 50.0];
             }
         }
     }
     // Chips, sometimes over a card's corner.
     let mut chips = Vec::new();
-    if rng.unit_f64() < 0.35 {
-        for _ in 0..1 + rng.below(4) {
-            let at = if !placed.is_empty() && rng.below(2) == 0 {
-                let c = &placed[rng.below(placed.len() as u32) as usize].card;
-                let corner = c.corners_mm()[rng.below(4) as usize];
-                let t = 0.6 + rng.unit_f64() * 0.5;
+    if comp.rng.unit_f64() < 0.35 {
+        for _ in 0..1 + comp.rng.below(4) {
+            let at = if !placed.is_empty() && comp.rng.below(2) == 0 {
+                let c = &placed[comp.rng.below(placed.len() as u32) as usize].card;
+                let corner = c.corners_mm()[comp.rng.below(4) as usize];
+                let t = 0.6 + comp.rng.unit_f64() * 0.5;
                 Point::new(
                     c.center_mm.x + (corner.x - c.center_mm.x) * t,
                     c.center_mm.y + (corner.y - c.center_mm.y) * t,
                 )
             } else {
-                let ang = rng.unit_f64() * std::f64::consts::PI;
-                let r = 300.0 + rng.unit_f64() * 600.0;
-                Point::new(r * ang.cos(), r * ang.sin())
+                match comp.spot() {
+                    Some(p) => p,
+                    None => continue,
+                }
             };
-            chips.push(ChipStack { center_mm: at, chips: 1 + rng.below(8) as u8, colour_seed: rng.below(1000) });
+            chips.push(ChipStack {
+                center_mm: at,
+                chips: 1 + comp.rng.below(8) as u8,
+                colour_seed: comp.rng.below(1000),
+            });
         }
     }
     // The dealer's hands and arms in 40 % of images, sometimes over cards.
     let mut occluders = Vec::new();
-    if rng.unit_f64() < 0.4 {
-        for _ in 0..1 + rng.below(2) {
-            let at = if !placed.is_empty() && rng.below(2) == 0 {
-                let c = placed[rng.below(placed.len() as u32) as usize].card.center_mm;
-                Point::new(c.x + (rng.unit_f64() - 0.5) * 80.0, c.y + (rng.unit_f64() - 0.5) * 80.0)
+    if comp.rng.unit_f64() < 0.4 {
+        for _ in 0..1 + comp.rng.below(2) {
+            let at = if !placed.is_empty() && comp.rng.below(2) == 0 {
+                let c = placed[comp.rng.below(placed.len() as u32) as usize].card.center_mm;
+                Point::new(c.x + (comp.rng.unit_f64() - 0.5) * 80.0, c.y + (comp.rng.unit_f64() - 0.5) * 80.0)
             } else {
-                let ang = rng.unit_f64() * std::f64::consts::PI;
-                let r = 200.0 + rng.unit_f64() * 700.0;
-                Point::new(r * ang.cos(), r * ang.sin())
+                match comp.spot() {
+                    Some(p) => p,
+                    None => continue,
+                }
             };
-            occluders.push(Occluder {
-                kind: if rng.below(2) == 0 { OccluderKind::Hand } else { OccluderKind::Arm },
+            let o = Occluder {
+                kind: if comp.rng.below(2) == 0 { OccluderKind::Hand } else { OccluderKind::Arm },
                 position_mm: at,
-                angle_rad: std::f64::consts::FRAC_PI_2 + (rng.unit_f64() - 0.5) * 2.0,
-                scale: 0.9 + rng.unit_f64() * 0.25,
-                appearance_seed: rng.below(1000),
-            });
+                angle_rad: std::f64::consts::FRAC_PI_2 + (comp.rng.unit_f64() - 0.5) * 2.0,
+                scale: 0.9 + comp.rng.unit_f64() * 0.25,
+                appearance_seed: comp.rng.below(1000),
+            };
+            if occluder_fits(geometry, &o) {
+                occluders.push(o);
+            }
         }
     }
 
@@ -930,7 +996,17 @@ fn render_scene(
         placed.iter().map(|p| if matches!(p.face, Face::Card(_)) { vec![tl, br] } else { vec![] }).collect();
     let faces_of: BTreeMap<u32, Face> = placed.iter().map(|p| (p.card.id, p.face)).collect();
     let scene = Scene { cards: placed.into_iter().map(|p| p.card).collect(), chips, occluders };
-    let frame = renderer.render_with_regions(&scene, &conditions, rng.next_u64(), &regions)?;
+    let noise_seed = rng.next_u64();
+    let render = |scene: &Scene| renderer.render_with_regions(scene, &conditions, noise_seed, &regions);
+    // A last resort: should the renderer still fail on an extreme hand or
+    // arm (a panic), the scene is rendered without them rather than ending the run.
+    let frame = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| render(&scene))) {
+        Ok(frame) => frame?,
+        Err(_) => {
+            eprintln!("\ndetections: {split}/{number:06}: rendering failed; rendered again without hands and arms");
+            render(&Scene { occluders: Vec::new(), ..scene.clone() })?
+        }
+    };
 
     let r2 = |v: f64| (v * 100.0).round() / 100.0;
     let r3 = |v: f64| (v * 1000.0).round() / 1000.0;
@@ -1010,8 +1086,11 @@ pub fn generate(args: &DetectionsArgs) -> Result<Summary, SimError> {
         .filter(|(s, _)| designs.iter().any(|d| split_of.get(&d.family).copied() == Some(**s)))
         .map(|(_, n)| n as usize)
         .sum();
-    let mut summary = Summary { seed: args.seed, ..Default::default() };
-    let mut lines: Vec<String> = Vec::with_capacity(total);
+    let mut summary = Summary { seed: args.seed, scenes_per_table: args.scenes_per_table, ..Default::default() };
+    // Annotations are written as each deck's block is done (in order), so an
+    // interrupted run keeps what it finished.
+    let ap = args.out.join("annotations.jsonl");
+    let mut annotations = std::io::BufWriter::new(std::fs::File::create(&ap).map_err(io(&ap))?);
     let done = AtomicUsize::new(0);
     let last_report = Mutex::new(Instant::now());
     let report = |force: bool| {
@@ -1069,10 +1148,9 @@ pub fn generate(args: &DetectionsArgs) -> Result<Summary, SimError> {
                         let Some(job) = jobs.get(i) else { break };
                         let r = (|| {
                             let mut lines = Vec::with_capacity(job.count);
-                            for (img, ann) in render_table(job)? {
-                                let quality = 75
-                                    + (Rng::seeded(job.seed ^ ann.image.len() as u64 ^ (lines.len() as u64) << 32)
-                                        .below(21)) as i32;
+                            for (k, (img, ann)) in render_table(job)?.into_iter().enumerate() {
+                                // JPEG quality 75..=95, drawn per image.
+                                let quality = 75 + Rng::seeded(job.seed ^ ((k as u64 + 1) << 48)).below(21) as i32;
                                 let path = args.out.join(&ann.image);
                                 std::fs::write(&path, jpeg_bytes(&img, quality)?).map_err(io(&path))?;
                                 lines.push(serde_json::to_string(&ann).map_err(|e| SimError::Bad(e.to_string()))?);
@@ -1094,19 +1172,15 @@ pub fn generate(args: &DetectionsArgs) -> Result<Summary, SimError> {
                     let cards = line.matches("\"face_up\"").count() as u64;
                     *summary.images_by_split.entry(job.split.to_string()).or_default() += 1;
                     *summary.cards_by_split.entry(job.split.to_string()).or_default() += cards;
-                    lines.push(line);
+                    writeln!(annotations, "{line}").map_err(io(&ap))?;
                 }
             }
+            annotations.flush().map_err(io(&ap))?;
         }
     }
     report(true);
     eprintln!();
-    let ap = args.out.join("annotations.jsonl");
-    let mut f = std::io::BufWriter::new(std::fs::File::create(&ap).map_err(io(&ap))?);
-    for l in &lines {
-        writeln!(f, "{l}").map_err(io(&ap))?;
-    }
-    f.flush().map_err(io(&ap))?;
+    annotations.flush().map_err(io(&ap))?;
     summary.elapsed_s = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
     let sp = args.out.join("summary.json");
     std::fs::write(&sp, serde_json::to_string_pretty(&summary).map_err(|e| SimError::Bad(e.to_string()))?)
