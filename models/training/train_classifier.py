@@ -51,6 +51,12 @@ def far_from(c, centres, d):
     return all((c[0] - x) ** 2 + (c[1] - y) ** 2 > d * d for x, y in centres)
 
 
+# Index boxes smaller than this (longer side, pixels) are not cut for training: at that size the
+# simulator's optics and JPEG leave the print unreadable, and such patches only teach guessing.
+# At inference they give low confidence, hence `unknown`.
+MIN_INDEX_PX = 16
+
+
 def extract_sim(anns, rng, unknown_per_image=4, min_vis=0.75):
     X, Y = [], []
     t0 = time.time()
@@ -64,7 +70,7 @@ def extract_sim(anns, rng, unknown_per_image=4, min_vis=0.75):
                 cx, cy, side = data.patch_square(b)
                 centres.append((cx, cy))
                 sides.append(side)
-                if k["visible"] >= min_vis and c["visible"] >= 0.2:
+                if k["visible"] >= min_vis and c["visible"] >= 0.2 and max(b[2] - b[0], b[3] - b[1]) >= MIN_INDEX_PX:
                     X.append(cut(im, cx, cy, side))
                     Y.append(IDX[c["card"]])
             if not c["face_up"] and c["visible"] >= 0.6:
@@ -220,7 +226,7 @@ def main():
     ap.add_argument("--real-weight", type=float, default=0.2, help="fraction of each batch from real photos")
     ap.add_argument("--no-real", action="store_true")
     ap.add_argument("--out", default=os.path.join(data.ROOT, "models", "classifier.onnx"))
-    ap.add_argument("--cache", default=os.path.join(data.ROOT, "var", "training", "patches.npz"))
+    ap.add_argument("--cache", default=os.path.join(data.ROOT, "var", "training", f"patches-min{MIN_INDEX_PX}.npz"))
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     if os.path.exists(args.cache):
