@@ -328,3 +328,20 @@ fn eval_recognition_writes_its_reports() {
             .unwrap();
     assert!(grid.cols() > 0);
 }
+
+/// The committed models (models/MODEL_CARD.md) satisfy their contracts and give probabilities;
+/// a model committed with a broken export or the wrong labels fails here, not in the field.
+#[test]
+fn committed_models_meet_their_contracts() {
+    let opts = SessionOptions::default();
+    let mut locator = Locator::load(root().join("models/locator.onnx"), &opts).unwrap();
+    let (heat, geom) = locator.run_maps(ndarray::Array4::<f32>::from_elem((1, 3, 64, 96), 0.4).view()).unwrap();
+    assert_eq!((heat.shape(), geom.shape()), (&[1, 3, 16, 24][..], &[1, 8, 16, 24][..]));
+    assert!(heat.iter().all(|v| (0.0..=1.0).contains(v)));
+    let mut classifier = Classifier::load(root().join("models/classifier.onnx"), &opts).unwrap();
+    assert!((0.5..1.0).contains(&classifier.min_confidence()), "calibrated threshold {}", classifier.min_confidence());
+    let probs = classifier.classify(ndarray::Array4::<f32>::from_elem((3, 3, 40, 40), 0.7).view()).unwrap();
+    for row in probs.rows() {
+        assert!((row.sum() - 1.0).abs() < 1e-4);
+    }
+}
