@@ -223,6 +223,7 @@ def main():
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--init", help="checkpoint to continue from (a .pkl written by a previous run)")
     ap.add_argument("--real-weight", type=float, default=0.2, help="fraction of each batch from real photos")
     ap.add_argument("--no-real", action="store_true")
     ap.add_argument("--out", default=os.path.join(data.ROOT, "models", "classifier.onnx"))
@@ -248,6 +249,10 @@ def main():
     print(f"classifier: {len(Xs)} simulator patches, {len(Xr)} real patches, {len(Xv)} validation; "
           f"classes present {len(set(Ys.tolist()) | set(Yr.tolist()))}/54", flush=True)
     params = nets.classifier_init(jax.random.PRNGKey(args.seed))
+    if args.init:  # continue from a checkpoint (var/training/*.pkl) instead of from scratch
+        with open(args.init, "rb") as f:
+            params = jax.tree_util.tree_map(jnp.asarray, pickle.load(f))
+        print(f"continuing from {args.init}", flush=True)
     state = optim.adam_init(params)
     key = jax.random.PRNGKey(args.seed + 7)
     n_real = int(round(args.batch * args.real_weight)) if len(Xr) else 0

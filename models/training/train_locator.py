@@ -235,6 +235,7 @@ def main():
     ap.add_argument("--size", type=int, default=256)
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--init", help="checkpoint to continue from (a .pkl written by a previous run)")
     ap.add_argument("--real-frac", type=float, default=0.25)
     ap.add_argument("--no-real", action="store_true")
     ap.add_argument("--out", default=os.path.join(data.ROOT, "models", "locator.onnx"))
@@ -249,6 +250,10 @@ def main():
         real = [r for r in allr if r["file"] in tr and r["corners"]]
     print(f"locator: {len(sim)} simulator images, {len(real)} real photos (train split)", flush=True)
     params = nets.locator_init(jax.random.PRNGKey(args.seed))
+    if args.init:  # continue from a checkpoint (var/training/*.pkl) instead of from scratch
+        with open(args.init, "rb") as f:
+            params = jax.tree_util.tree_map(jnp.asarray, pickle.load(f))
+        print(f"continuing from {args.init}", flush=True)
     state = optim.adam_init(params)
     it = batches(sim, real, args.batch, args.size, args.real_frac)
     t0 = time.time()
