@@ -195,16 +195,7 @@ pub fn render_crops(
         // Cards in the hand zones, overlapping like dealt hands, mostly face up.
         let mut deck: Vec<Card> = Card::all().collect();
         rng.shuffle(&mut deck);
-        let zones: Vec<(Point, f64)> = geometry
-            .calibration
-            .zones
-            .iter()
-            .filter(|z| matches!(z.kind, ZoneKind::Hand { .. } | ZoneKind::DealerHand | ZoneKind::Community))
-            .map(|z| {
-                let v = &z.polygon_mm.0;
-                (z.polygon_mm.centroid(), (v[1].y - v[0].y).atan2(v[1].x - v[0].x))
-            })
-            .collect();
+        let zones = card_zone_axes(&geometry);
         let mut cards = Vec::new();
         let mut faces_of = Vec::new();
         let mut next = 0;
@@ -287,6 +278,21 @@ pub fn render_crops(
     }
     let _ = design;
     Ok(crops)
+}
+
+/// Centre and direction (radians, along the polygon's first edge) of every zone that holds cards:
+/// hands, the dealer's hand and the community cards.
+pub(crate) fn card_zone_axes(geometry: &crate::calib::TableGeometry) -> Vec<(Point, f64)> {
+    geometry
+        .calibration
+        .zones
+        .iter()
+        .filter(|z| matches!(z.kind, ZoneKind::Hand { .. } | ZoneKind::DealerHand | ZoneKind::Community))
+        .map(|z| {
+            let v = &z.polygon_mm.0;
+            (z.polygon_mm.centroid(), (v[1].y - v[0].y).atan2(v[1].x - v[0].x))
+        })
+        .collect()
 }
 
 /// Warps the image region inside `quad` (top-left, top-right, bottom-right,

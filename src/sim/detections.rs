@@ -32,7 +32,7 @@ use super::render::{
     CardRegion, ChipStack, Conditions, FeltTexture, Occluder, OccluderKind, Renderer, Scene, SceneCard, TableStyle,
 };
 use super::session::{random_pose, to_bgr_mat, SimError};
-use crate::calib::{layout, CameraPose, Point, TableGeometry, ZoneKind};
+use crate::calib::{layout, CameraPose, Point, TableGeometry};
 use crate::rng::Rng;
 use crate::rules::{Card, RulesetId};
 
@@ -890,16 +890,7 @@ fn render_scene(
 
     let mut cards: Vec<Card> = Card::all().collect();
     rng.shuffle(&mut cards);
-    let zones: Vec<(Point, f64)> = geometry
-        .calibration
-        .zones
-        .iter()
-        .filter(|z| matches!(z.kind, ZoneKind::Hand { .. } | ZoneKind::DealerHand | ZoneKind::Community))
-        .map(|z| {
-            let v = &z.polygon_mm.0;
-            (z.polygon_mm.centroid(), (v[1].y - v[0].y).atan2(v[1].x - v[0].x))
-        })
-        .collect();
+    let zones = super::crops::card_zone_axes(geometry);
     let target = 3 + rng.below(18) as usize;
     let mut comp = Composer {
         rng,
