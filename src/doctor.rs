@@ -145,7 +145,7 @@ fn check_zmq() -> Check {
         Ok(true) => Check::warn(
             NAME,
             format!("{version}; inproc message OK; {curve_text}"),
-            "the zmq crate builds its bundled libzmq without libsodium, so messages cannot be encrypted yet (known; see docs/stack.md)",
+            "tablecam links the system libzmq (vendor/zmq-sys); it was built without libsodium, so publishing cannot use CURVE: install Debian's libzmq5 (`make setup`) and rebuild (docs/stack.md)",
         ),
         Ok(false) => Check::fail(NAME, format!("{version}; inproc message came back changed"), "rebuild: `cargo build --release`"),
         Err(err) => Check::fail(NAME, format!("{version}; inproc message failed: {err}"), "rebuild: `cargo build --release`"),
