@@ -81,6 +81,11 @@ pub struct DetectionsArgs {
     /// their measured index boxes to this PNG (e.g. docs/images/index_boxes.png).
     #[arg(long)]
     pub index_picture: Option<PathBuf>,
+    /// Instead of a dataset, write every design's 53 faces (PNG, RGBA, [`FACE_HEIGHT_PX`]
+    /// high) and `faces.json` (family, split, index box) to this folder: the raw material
+    /// of the classifier's index-patch synthesiser (models/training/patches.py).
+    #[arg(long)]
+    pub faces: Option<PathBuf>,
 }
 
 /// One image's line of `annotations.jsonl`.
@@ -423,6 +428,75 @@ impl Deck {
         let index = index_box(&design.name, |f| images[f.index()].clone())?;
         Ok(Deck { design: design.clone(), images, size_mm: [88.9 * design.aspect, 88.9], index })
     }
+}
+
+/// One design's line of `faces.json` (see [`write_faces`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct FaceSheet {
+    /// The design (also its folder name).
+    pub design: String,
+    /// Its art family.
+    pub family: String,
+    /// The split its family belongs to (`train`, `val`, `test`).
+    pub split: String,
+    /// Card width / height.
+    pub aspect: f64,
+    /// Where it prints its top-left index.
+    pub index: IndexBox,
+}
+
+/// Writes `OUT/<design>/<label>.png` for the 53 faces of every design (or of `only`) and
+/// `OUT/faces.json`; returns the number of designs. Designs render in parallel.
+pub fn write_faces(only: &[String], out: &Path) -> Result<usize, SimError> {
+    let catalogue = faces::catalogue();
+    let families: Vec<String> = catalogue.iter().map(|d| d.family.clone()).collect();
+    let split_of = splits(&families);
+    let designs: Vec<DeckDesign> =
+        catalogue.into_iter().filter(|d| only.is_empty() || only.contains(&d.name)).collect();
+    let next = AtomicUsize::new(0);
+    let sheets = Mutex::new(Vec::new());
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(designs.len().max(1));
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| -> Result<(), SimError> {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(d) = designs.get(i) else { return Ok(()) };
+                        let deck = Deck::new(d)?;
+                        let dir = out.join(&d.name);
+                        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+                        for f in Face::all() {
+                            let p = dir.join(format!("{}.png", f.label()));
+                            deck.images[f.index()]
+                                .save(&p)
+                                .map_err(|e| io(&p)(std::io::Error::other(e.to_string())))?;
+                        }
+                        let split = split_of.get(&d.family).copied().unwrap_or("train").to_string();
+                        let sheet = FaceSheet {
+                            design: d.name.clone(),
+                            family: d.family.clone(),
+                            split,
+                            aspect: d.aspect,
+                            index: deck.index.clone(),
+                        };
+                        sheets.lock().unwrap_or_else(|e| e.into_inner()).push(sheet);
+                        eprint!(".");
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .try_for_each(|w| w.join().unwrap_or_else(|_| Err(SimError::Bad("face worker panicked".into()))))
+    })?;
+    eprintln!();
+    let mut sheets = sheets.into_inner().unwrap_or_else(|e| e.into_inner());
+    sheets.sort_by(|a, b| a.design.cmp(&b.design));
+    let p = out.join("faces.json");
+    let json = serde_json::to_string_pretty(&sheets).map_err(|e| SimError::Bad(e.to_string()))?;
+    std::fs::write(&p, json).map_err(io(&p))?;
+    Ok(sheets.len())
 }
 
 /// Writes a picture of each design's A♠ and 10♥ with the index boxes (top-left
@@ -1181,6 +1255,11 @@ pub fn generate(args: &DetectionsArgs) -> Result<Summary, SimError> {
 
 /// Runs `tablecam simulate detections`.
 pub fn run_cli(args: &DetectionsArgs) -> Result<(), SimError> {
+    if let Some(out) = &args.faces {
+        let n = write_faces(&args.designs, out)?;
+        println!("{}: faces of {n} designs", out.display());
+        return Ok(());
+    }
     if let Some(out) = &args.index_picture {
         let mut designs = faces::catalogue();
         if !args.designs.is_empty() {
@@ -1228,6 +1307,7 @@ mod tests {
             scenes_per_table: 1,
             threads: Some(2),
             index_picture: None,
+            faces: None,
         };
         let summary = generate(&args).unwrap();
         assert_eq!(summary.images_by_split.values().sum::<u64>(), 3);
