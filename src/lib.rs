@@ -8,6 +8,7 @@
 pub mod calib;
 pub mod classify;
 pub mod doctor;
+pub mod events;
 pub mod locate;
 pub mod odds;
 pub mod onnx;
@@ -17,3 +18,5 @@ pub mod rng;
 pub mod rules;
 pub mod sim;
 pub mod source;
+pub mod track;
+pub mod verify;

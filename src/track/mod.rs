@@ -1,0 +1,885 @@
+//! The hand tracker: per-frame card detections → tracked cards in zones, and
+//! the round's phases.
+//!
+//! [`Tracker::push`] takes one frame's [`FrameObservations`] (cards as the
+//! recognizer saw them, converted to [`CardObservation`] so that this module
+//! does not depend on the ONNX stages, and the bet spots holding chips) and
+//! returns [`TrackEvent`]s: cards dealt into zones (with their arrival order),
+//! turned, identified, moved, removed or collected, and the round's phase
+//! changes. The verifier (`crate::verify`) turns them into published events and
+//! checks them against the ruleset.
+//!
+//! Principles:
+//! * time is the frame number and the frame's timestamp, never the wall clock;
+//! * the same observations give the same events whatever their order within a
+//!   frame (observations are sorted by position before association);
+//! * an identity is confirmed only by several agreeing, confident face-up reads
+//!   of a still card: a misread is far worse than a no-read;
+//! * a card missing for a few frames (a hand over it) is not gone; a card in
+//!   motion has no zone until it settles.
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::calib::{Point, TableGeometry, ZoneKind};
+use crate::events::{BackendHint, RoundPhase, TableZone};
+use crate::rules::ruleset::GameKind;
+use crate::rules::{BetKind, Card, Ruleset};
+
+/// Errors of the tracker.
+#[derive(Debug, thiserror::Error)]
+pub enum TrackError {
+    /// Options out of range.
+    #[error("tracker option `{option}`: {message}")]
+    BadOption {
+        /// The option.
+        option: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// What the recognizer read on one card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ObservedFace {
+    /// A face, read as this card.
+    Card(Card),
+    /// A card's back.
+    Back,
+    /// Not read.
+    Unknown,
+}
+
+/// One card detection, as the pipeline converts `recognize::DetectedCard`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CardObservation {
+    /// What was read.
+    pub face: ObservedFace,
+    /// Confidence of that read, 0..1.
+    pub confidence: f32,
+    /// Whether the card shows its face.
+    pub face_up: bool,
+    /// Corners in image pixels.
+    pub quad: [Point; 4],
+}
+
+/// A bet spot holding chips in a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct SpotPresence {
+    /// The seat.
+    pub seat: u8,
+    /// The bet spot.
+    pub bet: BetKind,
+}
+
+/// Everything the tracker gets for one frame.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FrameObservations {
+    /// Frame number (monotonic).
+    pub frame: u64,
+    /// The frame's timestamp, ms.
+    pub time_ms: f64,
+    /// Cards detected, in any order.
+    pub cards: Vec<CardObservation>,
+    /// Bet spots holding chips (spots not listed are empty).
+    pub spots: Vec<SpotPresence>,
+}
+
+/// Tracker tuning. Durations are in frames (30 fps: 30 frames = 1 s).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrackerOptions {
+    /// Association gate around a still card's predicted centre, mm.
+    pub gate_mm: f64,
+    /// Extra gate per mm/frame of the card's speed.
+    pub gate_per_speed: f64,
+    /// Detections needed before a new card is believed (flicker filter).
+    pub confirm_hits: u32,
+    /// Reads below this confidence do not vote on identity.
+    pub min_identity_confidence: f32,
+    /// Agreeing reads needed to confirm an identity.
+    pub identity_votes: u32,
+    /// Share of the reads since the card was turned up that must agree.
+    pub identity_agreement: f64,
+    /// A card faster than this (mm/frame) is blurred: its reads do not vote.
+    pub vote_max_speed_mm: f64,
+    /// Consecutive frames of the other side before a card counts as turned.
+    pub face_frames: u32,
+    /// Below this speed (mm/frame) a card is still.
+    pub settle_speed_mm: f64,
+    /// Still frames inside a zone before the card belongs to it.
+    pub settle_frames: u32,
+    /// Frames outside its zone before a card has left it.
+    pub leave_frames: u32,
+    /// A card missing this long while lying in its zone is gone (occlusions are shorter).
+    pub occlusion_frames: u32,
+    /// A card missing this long while in motion or outside every zone is gone.
+    pub lost_moving_frames: u32,
+    /// Frames without a card arriving or moving after which the deal is over
+    /// even if fewer cards than prescribed came.
+    pub deal_idle_frames: u32,
+    /// Frames without activity after the prescribed number of cards arrived
+    /// before the deal is over (a further card may still be on its way).
+    pub deal_settle_frames: u32,
+    /// Frames with no card in any hand, dealer or community zone that end a round.
+    pub empty_table_frames: u32,
+}
+
+impl Default for TrackerOptions {
+    fn default() -> Self {
+        TrackerOptions {
+            gate_mm: 30.0,
+            gate_per_speed: 1.2,
+            confirm_hits: 2,
+            min_identity_confidence: 0.6,
+            identity_votes: 3,
+            identity_agreement: 0.8,
+            vote_max_speed_mm: 12.0,
+            face_frames: 2,
+            settle_speed_mm: 6.0,
+            settle_frames: 2,
+            leave_frames: 2,
+            occlusion_frames: 20,
+            lost_moving_frames: 5,
+            deal_idle_frames: 15,
+            deal_settle_frames: 6,
+            empty_table_frames: 6,
+        }
+    }
+}
+
+impl TrackerOptions {
+    /// Checks the options.
+    pub fn validate(&self) -> Result<(), TrackError> {
+        let bad = |option, message: &str| Err(TrackError::BadOption { option, message: message.to_string() });
+        if !(self.gate_mm > 0.0 && self.gate_mm.is_finite()) {
+            return bad("gate_mm", "must be a positive number of millimetres");
+        }
+        if !(0.5..=1.0).contains(&self.identity_agreement) {
+            return bad("identity_agreement", "must be in 0.5..=1.0 (a majority)");
+        }
+        if self.identity_votes == 0 || self.confirm_hits == 0 || self.face_frames == 0 || self.settle_frames == 0 {
+            return bad("identity_votes", "frame and vote counts must be at least 1");
+        }
+        Ok(())
+    }
+}
+
+/// What the tracker reports. Every event carries the frame that produced it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrackEvent {
+    /// The frame.
+    pub frame: u64,
+    /// Its timestamp, ms.
+    pub time_ms: f64,
+    /// What happened.
+    pub kind: TrackEventKind,
+}
+
+/// The kinds of [`TrackEvent`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum TrackEventKind {
+    /// A round began: the first card left the shoe (or the backend said so).
+    RoundStarted {
+        /// Bet spots holding chips at that moment.
+        chips: Vec<SpotPresence>,
+        /// Whether a backend hint started it.
+        by_hint: bool,
+    },
+    /// The round moved to another phase.
+    Phase {
+        /// Before.
+        from: RoundPhase,
+        /// After.
+        to: RoundPhase,
+        /// Why.
+        reason: String,
+        /// Bet spots holding chips now (decisions are read from them at the reveal).
+        chips: Vec<SpotPresence>,
+    },
+    /// A card settled in a zone for the first time this round.
+    Dealt {
+        /// Card id.
+        track: u32,
+        /// The zone.
+        zone: TableZone,
+        /// Arrival order in the zone this round, from 1.
+        order: u32,
+        /// Face up on arrival.
+        face_up: bool,
+        /// Identity, if confirmed.
+        card: Option<Card>,
+        /// The round's phase at the arrival.
+        phase: RoundPhase,
+    },
+    /// A card in a zone was turned over.
+    Turned {
+        /// Card id.
+        track: u32,
+        /// The zone.
+        zone: TableZone,
+        /// Face up afterwards.
+        face_up: bool,
+        /// Identity, if confirmed.
+        card: Option<Card>,
+        /// The round's phase.
+        phase: RoundPhase,
+    },
+    /// A card's identity was confirmed, or changed (`previous`).
+    Identified {
+        /// Card id.
+        track: u32,
+        /// Its zone, if any.
+        zone: Option<TableZone>,
+        /// The identity.
+        card: Card,
+        /// The identity confirmed before, if it changed.
+        previous: Option<Card>,
+    },
+    /// A card left one zone and settled in another (the discard rack included).
+    Moved {
+        /// Card id.
+        track: u32,
+        /// From.
+        from: TableZone,
+        /// To.
+        to: TableZone,
+        /// The round's phase.
+        phase: RoundPhase,
+    },
+    /// A card vanished from the table other than into the discard rack.
+    Removed {
+        /// Card id.
+        track: u32,
+        /// The zone it last belonged to.
+        from: Option<TableZone>,
+        /// Its identity, if confirmed.
+        card: Option<Card>,
+    },
+    /// Cards were collected during the deal (a shuffler failure or a misdeal):
+    /// the cards dealt so far no longer count.
+    DealAbandoned,
+    /// A hand's cards were collected before the reveal: the player folded.
+    Folded {
+        /// The seat.
+        seat: u8,
+    },
+    /// A backend hint, passed on in frame order.
+    Hint(BackendHint),
+    /// The round is over: the table is empty.
+    RoundEnded,
+}
+
+#[derive(Debug, Clone)]
+struct Track {
+    id: u32,
+    pos: Point,
+    vel: [f64; 2],
+    hits: u32,
+    missed: u32,
+    confirmed: bool,
+    face_up: bool,
+    face_streak: u32,
+    votes: BTreeMap<Card, u32>,
+    reads: u32,
+    identity: Option<Card>,
+    zone: Option<TableZone>,
+    candidate: Option<TableZone>,
+    candidate_frames: u32,
+    outside_frames: u32,
+    /// Whether the card has been in a zone this round (its first settle is its arrival).
+    arrived: bool,
+    /// Whether the card belongs to a deal that was abandoned.
+    abandoned: bool,
+    /// The zone it left, while it travels.
+    left_from: Option<TableZone>,
+}
+
+impl Track {
+    fn speed(&self) -> f64 {
+        self.vel[0].hypot(self.vel[1])
+    }
+    fn predicted(&self) -> Point {
+        if self.missed <= 2 {
+            Point::new(self.pos.x + self.vel[0], self.pos.y + self.vel[1])
+        } else {
+            self.pos
+        }
+    }
+}
+
+struct ZoneShape {
+    zone: TableZone,
+    polygon: crate::calib::Polygon,
+    /// Unit vector of the zone's long axis (dealing order runs along it).
+    axis: [f64; 2],
+}
+
+/// The tracker of one table camera.
+pub struct Tracker {
+    rs: Ruleset,
+    geometry: TableGeometry,
+    zones: Vec<ZoneShape>,
+    opts: TrackerOptions,
+    tracks: Vec<Track>,
+    next_id: u32,
+    phase: RoundPhase,
+    in_round: bool,
+    /// Arrivals per zone this round.
+    arrivals: BTreeMap<TableZone, u32>,
+    /// Cards that arrived in hand, dealer or community zones during the current deal.
+    dealt_count: u32,
+    last_activity: u64,
+    empty_since: Option<u64>,
+    chips_seen: BTreeMap<SpotPresence, u64>,
+    folded: BTreeSet<u8>,
+    hinted_bets: Option<BTreeSet<u8>>,
+    hinted_banker: Option<u8>,
+    pending_hints: Vec<BackendHint>,
+    last_frame: Option<(u64, f64)>,
+    /// A card was turned face up after the deal (the reveal has begun).
+    turned_up: bool,
+}
+
+/// Frames a chip stack is held after it was last seen (presence flicker).
+const CHIP_HOLD_FRAMES: u64 = 3;
+
+impl Tracker {
+    /// A tracker for a table playing `ruleset`, with its calibration.
+    pub fn new(ruleset: Ruleset, geometry: &TableGeometry, opts: TrackerOptions) -> Result<Tracker, TrackError> {
+        opts.validate()?;
+        let zones = geometry
+            .calibration
+            .zones
+            .iter()
+            .filter_map(|z| {
+                let zone = match z.kind {
+                    ZoneKind::Hand { seat } => TableZone::Seat(seat),
+                    ZoneKind::DealerHand => TableZone::Dealer,
+                    ZoneKind::Community => TableZone::Community,
+                    ZoneKind::Discard => TableZone::Discard,
+                    ZoneKind::BetSpot { .. } | ZoneKind::Shoe => return None,
+                };
+                let v = &z.polygon_mm.0;
+                let (dx, dy) = (v[1].x - v[0].x, v[1].y - v[0].y);
+                let n = dx.hypot(dy).max(1e-9);
+                Some(ZoneShape { zone, polygon: z.polygon_mm.clone(), axis: [dx / n, dy / n] })
+            })
+            .collect();
+        Ok(Tracker {
+            rs: ruleset,
+            geometry: geometry.clone(),
+            zones,
+            opts,
+            tracks: Vec::new(),
+            next_id: 1,
+            phase: RoundPhase::WaitingForBets,
+            in_round: false,
+            arrivals: BTreeMap::new(),
+            dealt_count: 0,
+            last_activity: 0,
+            empty_since: None,
+            chips_seen: BTreeMap::new(),
+            folded: BTreeSet::new(),
+            hinted_bets: None,
+            hinted_banker: None,
+            pending_hints: Vec::new(),
+            last_frame: None,
+            turned_up: false,
+        })
+    }
+
+    /// The round's phase now.
+    pub fn phase(&self) -> RoundPhase {
+        self.phase
+    }
+
+    /// Cards being tracked now (confirmed ones), for overlays and tests:
+    /// `(id, zone, face_up, identity)`.
+    pub fn cards(&self) -> Vec<(u32, Option<TableZone>, bool, Option<Card>)> {
+        self.tracks.iter().filter(|t| t.confirmed).map(|t| (t.id, t.zone, t.face_up, t.identity)).collect()
+    }
+
+    /// A backend hint; it takes effect (and is reported) with the next frame.
+    pub fn hint(&mut self, hint: BackendHint) {
+        match &hint {
+            BackendHint::Bets { seat, wagers } => {
+                let set = self.hinted_bets.get_or_insert_with(BTreeSet::new);
+                if wagers.is_empty() {
+                    set.remove(seat);
+                } else {
+                    set.insert(*seat);
+                }
+            }
+            BackendHint::Dice { banker, .. } => self.hinted_banker = Some(*banker),
+            _ => {}
+        }
+        self.pending_hints.push(hint);
+    }
+
+    fn zone_of(&self, p: Point) -> Option<TableZone> {
+        self.zones.iter().find(|z| z.polygon.contains(p)).map(|z| z.zone)
+    }
+
+    fn axis_of(&self, zone: TableZone, p: Point) -> f64 {
+        self.zones.iter().find(|z| z.zone == zone).map_or(0.0, |z| p.x * z.axis[0] + p.y * z.axis[1])
+    }
+
+    fn chips_now(&self, frame: u64) -> Vec<SpotPresence> {
+        self.chips_seen.iter().filter(|(_, &last)| last + CHIP_HOLD_FRAMES >= frame).map(|(s, _)| *s).collect()
+    }
+
+    /// The number of cards the ruleset prescribes for the bets seen.
+    fn prescribed_total(&self, frame: u64) -> u32 {
+        let per = u32::from(self.rs.cards_per_hand);
+        if self.rs.kind == GameKind::SanGong {
+            return 8 * per;
+        }
+        let chips = self.chips_now(frame);
+        let seats: BTreeSet<u8> = match &self.hinted_bets {
+            Some(h) => h.clone(),
+            None => chips.iter().map(|s| s.seat).collect(),
+        };
+        let progressive = chips.iter().any(|s| s.bet == BetKind::Progressive);
+        let community = if progressive { u32::from(self.rs.community_cards) } else { 0 };
+        (seats.len() as u32 + 1) * per + community
+    }
+
+    fn set_phase(&mut self, to: RoundPhase, reason: &str, frame: u64, out: &mut Vec<TrackEventKind>) {
+        if self.phase != to {
+            out.push(TrackEventKind::Phase {
+                from: self.phase,
+                to,
+                reason: reason.to_string(),
+                chips: self.chips_now(frame),
+            });
+            self.phase = to;
+        }
+    }
+
+    /// Tracks one frame.
+    pub fn push(&mut self, obs: &FrameObservations) -> Vec<TrackEvent> {
+        let frame = obs.frame;
+        self.last_frame = Some((frame, obs.time_ms));
+        let mut out: Vec<TrackEventKind> = Vec::new();
+        for h in std::mem::take(&mut self.pending_hints) {
+            if matches!(h, BackendHint::RoundStart { .. }) && !self.in_round {
+                self.start_round(frame, true, &mut out);
+            }
+            out.push(TrackEventKind::Hint(h));
+        }
+        for s in &obs.spots {
+            self.chips_seen.insert(*s, frame);
+        }
+
+        // Observations in table millimetres, sorted so that their order in the
+        // frame does not matter.
+        let mut points: Vec<(Point, CardObservation)> = obs
+            .cards
+            .iter()
+            .filter_map(|c| {
+                let n = 4.0;
+                let centre = Point::new(
+                    c.quad.iter().map(|p| p.x).sum::<f64>() / n,
+                    c.quad.iter().map(|p| p.y).sum::<f64>() / n,
+                );
+                let p = self.geometry.image_to_table(centre)?;
+                (p.x.is_finite() && p.y.is_finite()).then_some((p, *c))
+            })
+            .collect();
+        points.sort_by(|a, b| {
+            a.0.x
+                .total_cmp(&b.0.x)
+                .then(a.0.y.total_cmp(&b.0.y))
+                .then(a.1.face.cmp(&b.1.face))
+                .then(a.1.face_up.cmp(&b.1.face_up))
+                .then(a.1.confidence.total_cmp(&b.1.confidence))
+        });
+
+        // Greedy global association: closest pairs first, inside each track's gate.
+        let mut pairs: Vec<(f64, usize, usize)> = Vec::new();
+        for (ti, t) in self.tracks.iter().enumerate() {
+            let pred = t.predicted();
+            let gate = self.opts.gate_mm + self.opts.gate_per_speed * t.speed();
+            for (oi, (p, _)) in points.iter().enumerate() {
+                let d = pred.dist(*p);
+                if d <= gate {
+                    pairs.push((d, ti, oi));
+                }
+            }
+        }
+        pairs.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        let mut track_obs: Vec<Option<usize>> = vec![None; self.tracks.len()];
+        let mut obs_used = vec![false; points.len()];
+        for (_, ti, oi) in pairs {
+            if track_obs[ti].is_none() && !obs_used[oi] {
+                track_obs[ti] = Some(oi);
+                obs_used[oi] = true;
+            }
+        }
+
+        let mut settled: Vec<usize> = Vec::new();
+        let mut activity = false;
+        for (ti, matched) in track_obs.iter().enumerate() {
+            match *matched {
+                Some(oi) => {
+                    let (p, o) = points[oi];
+                    let changes = self.update_track(ti, p, &o);
+                    activity |= self.tracks[ti].speed() > self.opts.settle_speed_mm && self.tracks[ti].confirmed;
+                    if changes.settled {
+                        settled.push(ti);
+                    }
+                    if let Some(face_up) = changes.turned {
+                        activity = true;
+                        let t = &self.tracks[ti];
+                        if let Some(zone) = t.zone {
+                            if face_up && self.phase == RoundPhase::Decisions && zone != TableZone::Discard {
+                                self.turned_up = true;
+                            }
+                            out.push(TrackEventKind::Turned {
+                                track: t.id,
+                                zone,
+                                face_up,
+                                card: t.identity,
+                                phase: self.phase,
+                            });
+                        }
+                    }
+                    if let Some((card, previous)) = changes.identified {
+                        let t = &self.tracks[ti];
+                        out.push(TrackEventKind::Identified { track: t.id, zone: t.zone, card, previous });
+                    }
+                }
+                None => self.tracks[ti].missed += 1,
+            }
+        }
+        // New tracks for unmatched observations.
+        for (oi, (p, o)) in points.iter().enumerate() {
+            if !obs_used[oi] {
+                let id = self.next_id;
+                self.next_id += 1;
+                self.tracks.push(Track {
+                    id,
+                    pos: *p,
+                    vel: [0.0, 0.0],
+                    hits: 1,
+                    missed: 0,
+                    confirmed: self.opts.confirm_hits <= 1,
+                    face_up: o.face_up,
+                    face_streak: 0,
+                    votes: BTreeMap::new(),
+                    reads: 0,
+                    identity: None,
+                    zone: None,
+                    candidate: None,
+                    candidate_frames: 0,
+                    outside_frames: 0,
+                    arrived: false,
+                    abandoned: false,
+                    left_from: None,
+                });
+            }
+        }
+        // A card out of the shoe outside any round starts one.
+        if !self.in_round
+            && self.tracks.iter().any(|t| t.confirmed && !t.arrived && self.zone_of(t.pos) != Some(TableZone::Discard))
+        {
+            self.start_round(frame, false, &mut out);
+        }
+
+        // Arrivals and moves, in a fixed order: by zone, then along the zone's axis.
+        settled.sort_by(|&a, &b| {
+            let (ta, tb) = (&self.tracks[a], &self.tracks[b]);
+            ta.zone
+                .cmp(&tb.zone)
+                .then(
+                    self.axis_of(ta.zone.unwrap_or(TableZone::Discard), ta.pos)
+                        .total_cmp(&self.axis_of(tb.zone.unwrap_or(TableZone::Discard), tb.pos)),
+                )
+                .then(ta.id.cmp(&tb.id))
+        });
+        for ti in settled {
+            activity = true;
+            self.on_settled(ti, frame, &mut out);
+        }
+
+        // Lost tracks.
+        let mut gone: Vec<usize> = Vec::new();
+        for (ti, t) in self.tracks.iter().enumerate() {
+            let limit = if t.zone.is_some() && t.outside_frames == 0 && t.speed() <= self.opts.settle_speed_mm * 2.0 {
+                self.opts.occlusion_frames
+            } else {
+                self.opts.lost_moving_frames
+            };
+            if t.missed > limit || (!t.confirmed && t.missed > 1) {
+                gone.push(ti);
+            }
+        }
+        for &ti in gone.iter().rev() {
+            let t = self.tracks.remove(ti);
+            if !t.confirmed || t.abandoned && t.zone.is_none() {
+                continue;
+            }
+            let near_discard = t.zone == Some(TableZone::Discard)
+                || self.zone_of(t.pos) == Some(TableZone::Discard)
+                || self.zones.iter().any(|z| z.zone == TableZone::Discard && z.polygon.centroid().dist(t.pos) < 150.0);
+            if near_discard {
+                // Stacked in the discard rack and hidden by the cards above it.
+                if let Some(from) = t.zone.filter(|z| *z != TableZone::Discard) {
+                    out.push(TrackEventKind::Moved { track: t.id, from, to: TableZone::Discard, phase: self.phase });
+                    self.on_collected(from, frame, &mut out);
+                }
+                continue;
+            }
+            if t.arrived || t.zone.is_some() {
+                activity = true;
+                out.push(TrackEventKind::Removed { track: t.id, from: t.zone, card: t.identity });
+            }
+        }
+        if activity {
+            self.last_activity = frame;
+        }
+        self.advance_phase(frame, &mut out);
+        let time_ms = obs.time_ms;
+        out.into_iter().map(|kind| TrackEvent { frame, time_ms, kind }).collect()
+    }
+
+    fn start_round(&mut self, frame: u64, by_hint: bool, out: &mut Vec<TrackEventKind>) {
+        self.in_round = true;
+        self.arrivals.clear();
+        self.dealt_count = 0;
+        self.folded.clear();
+        self.turned_up = false;
+        self.empty_since = None;
+        self.last_activity = frame;
+        out.push(TrackEventKind::RoundStarted { chips: self.chips_now(frame), by_hint });
+        if !by_hint {
+            self.set_phase(RoundPhase::Dealing, "a card left the shoe", frame, out);
+        }
+    }
+
+    fn update_track(&mut self, ti: usize, p: Point, o: &CardObservation) -> TrackChanges {
+        let opts = self.opts.clone();
+        let zone_here = self.zone_of(p);
+        let t = &mut self.tracks[ti];
+        let mut changes = TrackChanges::default();
+        let step = [p.x - t.pos.x, p.y - t.pos.y];
+        let frames = f64::from(t.missed + 1);
+        // Smoothed velocity: detections jitter by a few millimetres.
+        t.vel = [0.5 * t.vel[0] + 0.5 * step[0] / frames, 0.5 * t.vel[1] + 0.5 * step[1] / frames];
+        t.pos = p;
+        t.missed = 0;
+        t.hits += 1;
+        if t.hits >= opts.confirm_hits {
+            t.confirmed = true;
+        }
+        // Face side, debounced.
+        if o.face_up != t.face_up {
+            t.face_streak += 1;
+            if t.face_streak >= opts.face_frames {
+                t.face_up = o.face_up;
+                t.face_streak = 0;
+                t.votes.clear();
+                t.reads = 0;
+                if t.zone.is_some() {
+                    changes.turned = Some(t.face_up);
+                }
+            }
+        } else {
+            t.face_streak = 0;
+        }
+        // Identity votes: confident face reads of a still, face-up card.
+        if t.face_up && o.face_up && t.speed() <= opts.vote_max_speed_mm {
+            t.reads += 1;
+            if let ObservedFace::Card(c) = o.face {
+                if o.confidence >= opts.min_identity_confidence {
+                    *t.votes.entry(c).or_default() += 1;
+                }
+            }
+            let best = t.votes.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map(|(c, n)| (*c, *n));
+            if let Some((c, n)) = best {
+                if n >= opts.identity_votes
+                    && f64::from(n) >= opts.identity_agreement * f64::from(t.reads)
+                    && t.identity != Some(c)
+                {
+                    changes.identified = Some((c, t.identity));
+                    t.identity = Some(c);
+                }
+            }
+        }
+        // Zones with hysteresis.
+        let still = t.speed() <= opts.settle_speed_mm;
+        match t.zone {
+            Some(z) => {
+                if zone_here == Some(z) {
+                    t.outside_frames = 0;
+                } else {
+                    t.outside_frames += 1;
+                    if t.outside_frames >= opts.leave_frames {
+                        // It left: it has no zone until it settles again.
+                        t.zone = None;
+                        t.candidate = None;
+                        t.candidate_frames = 0;
+                        changes.left = Some(z);
+                    }
+                }
+            }
+            None => {
+                if still && zone_here.is_some() && zone_here == t.candidate {
+                    t.candidate_frames += 1;
+                } else {
+                    t.candidate = if still { zone_here } else { None };
+                    t.candidate_frames = u32::from(t.candidate.is_some());
+                }
+                if t.confirmed && t.candidate.is_some() && t.candidate_frames >= opts.settle_frames {
+                    changes.settled = true;
+                }
+            }
+        }
+        if let Some(z) = changes.left {
+            t.left_from = Some(z);
+        }
+        changes
+    }
+
+    fn on_settled(&mut self, ti: usize, frame: u64, out: &mut Vec<TrackEventKind>) {
+        let phase = self.phase;
+        let t = &mut self.tracks[ti];
+        let zone = t.candidate.take().expect("settled tracks have a candidate zone");
+        t.candidate_frames = 0;
+        t.zone = Some(zone);
+        t.outside_frames = 0;
+        let from = t.left_from.take();
+        let (id, face_up, card, first) = (t.id, t.face_up, t.identity, !t.arrived);
+        t.arrived = true;
+        if first {
+            if zone == TableZone::Discard {
+                // A card straight from the shoe to the discard rack (fortune3cp-2025 Art. 11(4));
+                // outside a deal, a card of the rack seen again.
+                if phase == RoundPhase::Dealing {
+                    out.push(TrackEventKind::Dealt { track: id, zone, order: 0, face_up, card, phase });
+                }
+                return;
+            }
+            let n = self.arrivals.entry(zone).or_default();
+            *n += 1;
+            let order = *n;
+            if matches!(self.phase, RoundPhase::Dealing | RoundPhase::WaitingForBets) {
+                self.dealt_count += 1;
+            }
+            out.push(TrackEventKind::Dealt { track: id, zone, order, face_up, card, phase });
+        } else if let Some(from) = from.filter(|f| *f != zone) {
+            out.push(TrackEventKind::Moved { track: id, from, to: zone, phase });
+            if zone == TableZone::Discard {
+                self.on_collected(from, frame, out);
+            }
+        }
+    }
+
+    fn on_collected(&mut self, from: TableZone, frame: u64, out: &mut Vec<TrackEventKind>) {
+        match self.phase {
+            RoundPhase::Dealing if self.dealt_count > 0 => {
+                // Cards taken back during the deal: the deal starts over.
+                out.push(TrackEventKind::DealAbandoned);
+                self.dealt_count = 0;
+                self.arrivals.clear();
+                for t in &mut self.tracks {
+                    if t.arrived {
+                        t.abandoned = true;
+                    }
+                }
+            }
+            RoundPhase::Decisions => {
+                if let TableZone::Seat(s) = from {
+                    if self.folded.insert(s) {
+                        out.push(TrackEventKind::Folded { seat: s });
+                    }
+                }
+            }
+            RoundPhase::Reveal | RoundPhase::Settlement => {
+                self.set_phase(RoundPhase::Collection, "cards are going to the discard rack", frame, out);
+            }
+            _ => {}
+        }
+    }
+
+    fn advance_phase(&mut self, frame: u64, out: &mut Vec<TrackEventKind>) {
+        if !self.in_round {
+            return;
+        }
+        let idle = frame.saturating_sub(self.last_activity);
+        let on_table: Vec<(bool, bool)> = self
+            .tracks
+            .iter()
+            .filter(|t| t.confirmed && !t.abandoned && matches!(t.zone, Some(z) if z != TableZone::Discard))
+            .map(|t| (t.face_up, t.identity.is_some()))
+            .collect();
+        let moving =
+            self.tracks.iter().any(|t| t.confirmed && t.zone.is_none() && t.speed() > self.opts.settle_speed_mm);
+        match self.phase {
+            RoundPhase::WaitingForBets if self.dealt_count > 0 => {
+                self.set_phase(RoundPhase::Dealing, "a card was dealt", frame, out);
+            }
+            RoundPhase::Dealing => {
+                let expected = self.prescribed_total(frame);
+                if self.dealt_count > 0 && !moving {
+                    if self.dealt_count >= expected && idle >= u64::from(self.opts.deal_settle_frames) {
+                        self.set_phase(RoundPhase::Decisions, "every hand has its cards", frame, out);
+                    } else if idle >= u64::from(self.opts.deal_idle_frames) {
+                        let reason =
+                            format!("no card dealt for {idle} frames ({} of {expected} dealt)", self.dealt_count);
+                        self.set_phase(RoundPhase::Decisions, &reason, frame, out);
+                    }
+                }
+            }
+            RoundPhase::Decisions if self.turned_up => {
+                self.set_phase(RoundPhase::Reveal, "a card was turned face up", frame, out);
+            }
+            RoundPhase::Reveal if !on_table.is_empty() && on_table.iter().all(|&(up, read)| up && read) => {
+                self.set_phase(RoundPhase::Settlement, "every card on the table is face up and read", frame, out);
+            }
+            _ => {}
+        }
+        // The end of a round: nothing left in hands, at the dealer or on the community spot.
+        if on_table.is_empty() && !moving && !matches!(self.phase, RoundPhase::Dealing | RoundPhase::WaitingForBets) {
+            let since = *self.empty_since.get_or_insert(frame);
+            if frame - since >= u64::from(self.opts.empty_table_frames) {
+                if self.phase != RoundPhase::Collection {
+                    self.set_phase(RoundPhase::Collection, "the table is empty", frame, out);
+                }
+                self.set_phase(RoundPhase::WaitingForBets, "the table is empty", frame, out);
+                out.push(TrackEventKind::RoundEnded);
+                self.in_round = false;
+                self.empty_since = None;
+                self.hinted_bets = None;
+                self.hinted_banker = None;
+                self.arrivals.clear();
+                self.dealt_count = 0;
+                // Cards in the discard rack are done with.
+                self.tracks.retain(|t| t.zone.is_none() && !t.arrived);
+            }
+        } else {
+            self.empty_since = None;
+        }
+    }
+
+    /// Ends the stream: reports the round's end if one is open.
+    pub fn finish(&mut self) -> Vec<TrackEvent> {
+        let (frame, time_ms) = self.last_frame.unwrap_or((0, 0.0));
+        let mut out = Vec::new();
+        if self.in_round {
+            out.push(TrackEventKind::RoundEnded);
+            self.in_round = false;
+        }
+        out.into_iter().map(|kind| TrackEvent { frame, time_ms, kind }).collect()
+    }
+}
+
+#[derive(Default)]
+struct TrackChanges {
+    settled: bool,
+    turned: Option<bool>,
+    identified: Option<(Card, Option<Card>)>,
+    left: Option<TableZone>,
+}

@@ -1,0 +1,1091 @@
+//! The verifier: checks each round the tracker follows against its ruleset and
+//! turns what happened into published [`Event`]s.
+//!
+//! [`Verifier::process`] takes the tracker's [`TrackEvent`]s and
+//! [`Verifier::tick`] is called once per frame (timeouts are counted in frames).
+//! Flags (`round.flag`) are raised the moment they are detectable, each with the
+//! article of the ruleset's irregularity policy; every round ends with exactly
+//! one `round.outcome` (a later correction names what it supersedes through the
+//! publisher's [`crate::events::Sequencer`]). An outcome is `verified` only when
+//! every deciding card was confirmed face up and every decision was seen or told.
+//!
+//! [`TableMonitor`] is the tracker and the verifier of one table camera together.
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::calib::TableGeometry;
+use crate::events::{
+    BackendHint, BetResult, CardSeen, Event, EventBody, HandResult, RoundFlag, RoundOutcome, RoundPhase, TableZone,
+    Verification, VerificationStatus,
+};
+use crate::rules::deal::{deal_plan, DealRequest, SanGongDeal};
+use crate::rules::ruleset::{FaceUpByDesign, GameKind};
+use crate::rules::settle::{settle, Decision, HandRound, Observed, Round, RoundStatus, Settlement, Wager};
+use crate::rules::{BetKind, Card, Consequence, DealingMode, IrregularityKind, Position, Ruleset, Seat};
+use crate::track::{FrameObservations, SpotPresence, TrackError, TrackEvent, TrackEventKind, Tracker, TrackerOptions};
+
+/// Errors of the verifier.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    /// The tracker refused its options.
+    #[error(transparent)]
+    Track(#[from] TrackError),
+    /// A bad option.
+    #[error("verifier option `{option}`: {message}")]
+    BadOption {
+        /// The option.
+        option: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Verifier settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerifierOptions {
+    /// The table (first part of every topic).
+    pub table_id: String,
+    /// The camera.
+    pub camera_id: String,
+    /// After a card leaves a hand, frames to wait for a replacement: one that
+    /// comes is a swap, none is a removal.
+    pub swap_window_frames: u32,
+    /// Cards landing in one zone within this many frames are one packet (shuffler).
+    pub packet_frames: u32,
+}
+
+impl VerifierOptions {
+    /// Defaults for a table and camera.
+    pub fn new(table_id: &str, camera_id: &str) -> VerifierOptions {
+        VerifierOptions {
+            table_id: table_id.to_string(),
+            camera_id: camera_id.to_string(),
+            swap_window_frames: 30,
+            packet_frames: 4,
+        }
+    }
+}
+
+/// One card of the round as the verifier knows it.
+#[derive(Debug, Clone)]
+struct CardRec {
+    /// Where it was dealt.
+    home: TableZone,
+    order: u32,
+    arrival_frame: u64,
+    identity: Option<Card>,
+    /// Left the table (not to the discard rack) or was abandoned with a failed deal.
+    gone: bool,
+    /// Went to the discard rack.
+    collected: bool,
+}
+
+#[derive(Debug, Clone)]
+struct Deviation {
+    index: usize,
+    got: TableZone,
+    missed: TableZone,
+    frame: u64,
+}
+
+#[derive(Debug, Default)]
+struct RoundRec {
+    id: String,
+    chips_at_start: Vec<SpotPresence>,
+    chips_at_reveal: Option<Vec<SpotPresence>>,
+    hinted_wagers: BTreeMap<u8, Vec<Wager>>,
+    hinted_decisions: BTreeMap<u8, Decision>,
+    dice: Option<SanGongDeal>,
+    mode_hint: Option<DealingMode>,
+    phase: Option<RoundPhase>,
+    cards: BTreeMap<u32, CardRec>,
+    /// Zones of the current deal's arrivals, in order (hands without bets and the discard left out).
+    sequence: Vec<(TableZone, u64)>,
+    deviation: Option<Deviation>,
+    order_checked: bool,
+    flags: Vec<RoundFlag>,
+    raised: BTreeSet<(IrregularityKind, Option<u8>)>,
+    player_exposures: Vec<u32>,
+    design_up_used: bool,
+    pending_removals: Vec<(u8, u64)>,
+    folds: BTreeSet<u8>,
+    deal_complete: bool,
+    outcome: Option<RoundOutcome>,
+    shuffler_fault_hinted: bool,
+}
+
+/// Checks rounds and writes events.
+pub struct Verifier {
+    rs: Ruleset,
+    opts: VerifierOptions,
+    round: Option<RoundRec>,
+    rounds_started: u64,
+    next_round_id: Option<String>,
+    early_hints: Vec<BackendHint>,
+}
+
+impl Verifier {
+    /// A verifier for `rs`.
+    pub fn new(rs: Ruleset, opts: VerifierOptions) -> Result<Verifier, VerifyError> {
+        if opts.table_id.trim().is_empty() {
+            return Err(VerifyError::BadOption { option: "table_id", message: "empty; name the table".into() });
+        }
+        Ok(Verifier { rs, opts, round: None, rounds_started: 0, next_round_id: None, early_hints: Vec::new() })
+    }
+
+    fn event(&self, frame: u64, time_ms: f64, body: EventBody) -> Event {
+        Event {
+            table_id: self.opts.table_id.clone(),
+            camera_id: self.opts.camera_id.clone(),
+            round_id: self.round.as_ref().map(|r| r.id.clone()),
+            seq: 0,
+            frame,
+            time_ms,
+            body,
+        }
+    }
+
+    /// The zone of the dealer's cards: the dealer's, or the San Gong banker's place when known.
+    fn dealer_zone(&self, r: &RoundRec) -> Option<TableZone> {
+        if self.rs.kind != GameKind::SanGong {
+            return Some(TableZone::Dealer);
+        }
+        if let Some(d) = r.dice {
+            return Some(TableZone::Seat(d.banker.0));
+        }
+        // Without the backend: the one place of eight without chips.
+        let with: BTreeSet<u8> =
+            r.chips_at_start.iter().map(|s| s.seat).chain(r.hinted_wagers.keys().copied()).collect();
+        let free: Vec<u8> = (1..=8).filter(|s| !with.contains(s)).collect();
+        (free.len() == 1).then(|| TableZone::Seat(free[0]))
+    }
+
+    fn bet_seats(&self, r: &RoundRec) -> BTreeSet<u8> {
+        if self.rs.kind == GameKind::SanGong {
+            let banker = self.dealer_zone(r);
+            return (1..=8).filter(|&s| Some(TableZone::Seat(s)) != banker).collect();
+        }
+        let mut seats: BTreeSet<u8> = r
+            .chips_at_start
+            .iter()
+            .filter(|s| !matches!(s.bet, BetKind::Play | BetKind::Raise))
+            .map(|s| s.seat)
+            .collect();
+        for (seat, w) in &r.hinted_wagers {
+            if w.is_empty() {
+                seats.remove(seat);
+            } else {
+                seats.insert(*seat);
+            }
+        }
+        seats
+    }
+
+    fn progressive_present(&self, r: &RoundRec) -> bool {
+        if r.hinted_wagers.is_empty() {
+            r.chips_at_start.iter().any(|s| s.bet == BetKind::Progressive)
+        } else {
+            r.hinted_wagers.values().flatten().any(|w| w.bet == BetKind::Progressive)
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn raise(
+        &mut self,
+        kind: IrregularityKind,
+        seat: Option<u8>,
+        frame: u64,
+        time_ms: f64,
+        detail: String,
+        supersedes_flag: Option<u32>,
+        out: &mut Vec<Event>,
+    ) -> Option<u32> {
+        let rule = *self.rs.irregularity(kind)?;
+        let r = self.round.as_mut()?;
+        if !r.raised.insert((kind, seat)) {
+            return None;
+        }
+        let flag = RoundFlag {
+            flag_id: r.flags.len() as u32 + 1,
+            irregularity: kind,
+            seat,
+            consequence: serde_json::to_value(rule.consequence).unwrap_or_default(),
+            citation: rule.citation.to_string(),
+            evidence_frame: frame,
+            detail,
+            supersedes_flag,
+        };
+        let id = flag.flag_id;
+        r.flags.push(flag.clone());
+        out.push(self.event(frame, time_ms, EventBody::RoundFlag(flag)));
+        Some(id)
+    }
+
+    /// Flags in force (not superseded by a later one).
+    fn effective_flags(r: &RoundRec) -> Vec<&RoundFlag> {
+        let superseded: BTreeSet<u32> = r.flags.iter().filter_map(|f| f.supersedes_flag).collect();
+        r.flags.iter().filter(|f| !superseded.contains(&f.flag_id)).collect()
+    }
+
+    /// Called once per frame after that frame's track events: timeouts.
+    pub fn tick(&mut self, frame: u64, time_ms: f64) -> Vec<Event> {
+        let mut out = Vec::new();
+        let window = u64::from(self.opts.swap_window_frames);
+        let expired: Vec<u8> = match self.round.as_mut() {
+            Some(r) => {
+                let (gone, keep): (Vec<_>, Vec<_>) =
+                    r.pending_removals.iter().partition(|(_, f)| frame.saturating_sub(*f) >= window);
+                r.pending_removals = keep;
+                gone.into_iter().map(|(s, _)| s).collect()
+            }
+            None => vec![],
+        };
+        for seat in expired {
+            let detail = format!("a card left seat {seat}'s hand and no card replaced it within {window} frames");
+            self.raise(IrregularityKind::CardRemoved, Some(seat), frame, time_ms, detail, None, &mut out);
+        }
+        out
+    }
+
+    /// Processes one tracker event.
+    pub fn process(&mut self, ev: &TrackEvent) -> Vec<Event> {
+        let mut out = Vec::new();
+        let (frame, t) = (ev.frame, ev.time_ms);
+        match &ev.kind {
+            TrackEventKind::RoundStarted { chips, by_hint } => {
+                self.rounds_started += 1;
+                let id = self
+                    .next_round_id
+                    .take()
+                    .unwrap_or_else(|| format!("{}-r{:06}", self.opts.table_id, self.rounds_started));
+                self.round = Some(RoundRec { id, chips_at_start: chips.clone(), ..RoundRec::default() });
+                for h in std::mem::take(&mut self.early_hints) {
+                    self.apply_hint(&h, frame, t, &mut out);
+                }
+                let r = self.round.as_ref().expect("just started");
+                let seats: Vec<u8> = self.bet_seats(r).into_iter().collect();
+                let source = if *by_hint { "backend" } else { "vision" }.to_string();
+                out.push(self.event(
+                    frame,
+                    t,
+                    EventBody::RoundStarted { ruleset: self.rs.id, seats_with_bets: seats, source },
+                ));
+            }
+            TrackEventKind::Hint(h) => {
+                out.push(self.event(frame, t, EventBody::BackendHint(h.clone())));
+                if let BackendHint::RoundStart { round_id } = h {
+                    if let (Some(id), Some(r)) = (round_id, self.round.as_mut()) {
+                        if r.cards.is_empty() {
+                            r.id = id.clone();
+                        }
+                    } else if round_id.is_some() {
+                        self.next_round_id = round_id.clone();
+                    }
+                }
+                if self.round.is_some() {
+                    self.apply_hint(h, frame, t, &mut out);
+                } else {
+                    self.early_hints.push(h.clone());
+                }
+            }
+            TrackEventKind::Phase { from, to, reason, chips } => {
+                out.push(self.event(frame, t, EventBody::RoundState { from: *from, to: *to, reason: reason.clone() }));
+                if let Some(r) = self.round.as_mut() {
+                    r.phase = Some(*to);
+                    if *to == RoundPhase::Reveal {
+                        r.chips_at_reveal = Some(chips.clone());
+                    }
+                }
+                match to {
+                    RoundPhase::Decisions => self.deal_complete(frame, t, &mut out),
+                    RoundPhase::Settlement | RoundPhase::Collection => self.emit_outcome(frame, t, &mut out),
+                    _ => {}
+                }
+            }
+            TrackEventKind::Dealt { track, zone, order, face_up, card, phase } => {
+                out.push(self.event(
+                    frame,
+                    t,
+                    EventBody::CardDealt { track: *track, zone: *zone, order: *order, face_up: *face_up, card: *card },
+                ));
+                self.on_dealt(*track, *zone, *order, *face_up, *card, *phase, frame, t, &mut out);
+            }
+            TrackEventKind::Turned { track, zone, face_up, card, phase } => {
+                out.push(self.event(
+                    frame,
+                    t,
+                    EventBody::CardTurned { track: *track, zone: *zone, face_up: *face_up, card: *card },
+                ));
+                if *face_up && *phase == RoundPhase::Dealing && *zone != TableZone::Discard {
+                    let order = self.round.as_ref().and_then(|r| r.cards.get(track)).map_or(0, |c| c.order);
+                    self.exposure(*zone, order, frame, t, &mut out);
+                }
+            }
+            TrackEventKind::Identified { track, zone, card, previous } => {
+                out.push(self.event(
+                    frame,
+                    t,
+                    EventBody::CardIdentified { track: *track, zone: *zone, card: *card, previous: *previous },
+                ));
+                self.on_identified(*track, *card, *previous, frame, t, &mut out);
+            }
+            TrackEventKind::Moved { track, from, to, .. } => {
+                out.push(self.event(frame, t, EventBody::CardMoved { track: *track, from: *from, to: *to }));
+                if let Some(c) = self.round.as_mut().and_then(|r| r.cards.get_mut(track)) {
+                    c.collected = *to == TableZone::Discard;
+                }
+            }
+            TrackEventKind::Removed { track, from, card } => {
+                out.push(self.event(frame, t, EventBody::CardRemoved { track: *track, from: *from, card: *card }));
+                if let Some(r) = self.round.as_mut() {
+                    if let Some(c) = r.cards.get_mut(track) {
+                        c.gone = true;
+                    }
+                    let after_deal =
+                        matches!(r.phase, Some(RoundPhase::Decisions | RoundPhase::Reveal | RoundPhase::Settlement));
+                    if let (true, Some(TableZone::Seat(s))) = (after_deal, from) {
+                        r.pending_removals.push((*s, frame));
+                    }
+                }
+            }
+            TrackEventKind::DealAbandoned => {
+                if let Some(r) = self.round.as_mut() {
+                    for c in r.cards.values_mut() {
+                        c.gone = true;
+                    }
+                    r.sequence.clear();
+                    r.deviation = None;
+                    r.player_exposures.clear();
+                    r.design_up_used = false;
+                }
+                let detail = "cards collected during the deal: the deal is void and starts again".to_string();
+                self.raise(IrregularityKind::ShufflerFailure, None, frame, t, detail, None, &mut out);
+            }
+            TrackEventKind::Folded { seat } => {
+                if let Some(r) = self.round.as_mut() {
+                    r.folds.insert(*seat);
+                }
+            }
+            TrackEventKind::RoundEnded => {
+                self.emit_outcome(frame, t, &mut out);
+                self.round = None;
+            }
+        }
+        out
+    }
+
+    fn apply_hint(&mut self, h: &BackendHint, frame: u64, t: f64, out: &mut Vec<Event>) {
+        let Some(r) = self.round.as_mut() else { return };
+        match h {
+            BackendHint::Bets { seat, wagers } => {
+                r.hinted_wagers.insert(*seat, wagers.clone());
+            }
+            BackendHint::Decision { seat, decision } => {
+                r.hinted_decisions.insert(*seat, *decision);
+            }
+            BackendHint::Dice { banker, total } => {
+                r.dice = Some(SanGongDeal { banker: Seat(*banker), dice_total: *total })
+            }
+            BackendHint::DealingMode { mode } => r.mode_hint = Some(*mode),
+            BackendHint::ShufflerFault => {
+                if !r.shuffler_fault_hinted {
+                    r.shuffler_fault_hinted = true;
+                    let detail = "the backend reported a shuffler fault".to_string();
+                    self.raise(IrregularityKind::ShufflerFailure, None, frame, t, detail, None, out);
+                }
+            }
+            BackendHint::RoundStart { .. } => {}
+        }
+    }
+
+    fn seat_of_zone(zone: TableZone) -> Option<u8> {
+        match zone {
+            TableZone::Seat(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn zone_count(r: &RoundRec, zone: TableZone) -> usize {
+        r.cards.values().filter(|c| c.home == zone && !c.gone).count()
+    }
+
+    /// The prescribed per-card sequences of zones, one per dealing mode still possible.
+    fn candidates(&self, r: &RoundRec) -> Vec<Vec<TableZone>> {
+        let seats: Vec<Seat> = self.bet_seats(r).into_iter().map(Seat).collect();
+        let expand = |plan: Vec<crate::rules::Delivery>| -> Vec<TableZone> {
+            plan.iter()
+                .filter(|d| d.to != Position::Discard)
+                .flat_map(|d| {
+                    let z = match d.to {
+                        Position::Seat(s) => TableZone::Seat(s.0),
+                        Position::Dealer => TableZone::Dealer,
+                        Position::Community => TableZone::Community,
+                        Position::Discard => TableZone::Discard,
+                    };
+                    std::iter::repeat(z).take(d.cards as usize)
+                })
+                .collect()
+        };
+        if self.rs.kind == GameKind::SanGong {
+            if let Some(deal) = r.dice {
+                let req = DealRequest {
+                    mode: DealingMode::Shuffler,
+                    seats_with_bets: vec![],
+                    progressive_present: false,
+                    shuffler_gives_three_for_community: false,
+                    sangong: Some(deal),
+                };
+                return deal_plan(&self.rs, &req).map(expand).into_iter().collect();
+            }
+            // Without the dice total any starting place is possible (Art. 2(2));
+            // the order is still counter-clockwise, three cards each.
+            let per = self.rs.cards_per_hand as usize;
+            return (1..=8u8)
+                .map(|first| {
+                    (0..8u8)
+                        .flat_map(|i| std::iter::repeat(TableZone::Seat((first - 1 + 8 - i) % 8 + 1)).take(per))
+                        .collect()
+                })
+                .collect();
+        }
+        let progressive = self.progressive_present(r);
+        self.rs
+            .dealing
+            .iter()
+            .filter(|p| r.mode_hint.map_or(true, |m| m == p.mode))
+            .filter_map(|p| {
+                let req = DealRequest {
+                    mode: p.mode,
+                    seats_with_bets: seats.clone(),
+                    progressive_present: progressive,
+                    shuffler_gives_three_for_community: false,
+                    sangong: None,
+                };
+                deal_plan(&self.rs, &req).ok().map(expand)
+            })
+            .collect()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn on_dealt(
+        &mut self,
+        track: u32,
+        zone: TableZone,
+        order: u32,
+        face_up: bool,
+        card: Option<Card>,
+        phase: RoundPhase,
+        frame: u64,
+        t: f64,
+        out: &mut Vec<Event>,
+    ) {
+        if zone == TableZone::Discard || self.round.is_none() {
+            return;
+        }
+        let per = self.rs.cards_per_hand as usize;
+        let dealer = self.round.as_ref().and_then(|r| self.dealer_zone(r));
+        let bet_seats = self.round.as_ref().map(|r| self.bet_seats(r)).unwrap_or_default();
+        let during_deal = matches!(phase, RoundPhase::Dealing | RoundPhase::WaitingForBets);
+        {
+            let r = self.round.as_mut().expect("checked");
+            r.cards.insert(
+                track,
+                CardRec { home: zone, order, arrival_frame: frame, identity: card, gone: false, collected: false },
+            );
+        }
+        // A card arriving in a hand after a card left it: a swap.
+        if let TableZone::Seat(s) = zone {
+            let r = self.round.as_mut().expect("checked");
+            if let Some(i) = r.pending_removals.iter().position(|(seat, _)| *seat == s) {
+                r.pending_removals.remove(i);
+                let detail = format!("a card left seat {s}'s hand and another card was put in its place");
+                self.raise(IrregularityKind::CardSwapped, Some(s), frame, t, detail, None, out);
+                return;
+            }
+        }
+        let no_bet_hand = matches!(zone, TableZone::Seat(s) if !bet_seats.contains(&s) && Some(zone) != dealer);
+        if during_deal && !no_bet_hand {
+            let r = self.round.as_mut().expect("checked");
+            r.sequence.push((zone, frame));
+            self.check_order(frame, t, out);
+        }
+        // Too many cards.
+        let r = self.round.as_ref().expect("checked");
+        let n = Self::zone_count(r, zone);
+        match zone {
+            TableZone::Community => {
+                let allowed = if self.progressive_present(r) { self.rs.community_cards as usize } else { 0 };
+                if n > allowed {
+                    let detail = format!("{n} community cards where {allowed} are dealt");
+                    self.raise(IrregularityKind::WrongCommunityCards, None, frame, t, detail, None, out);
+                }
+            }
+            _ if n > per => {
+                let seat = if Some(zone) == dealer { None } else { Self::seat_of_zone(zone) };
+                let detail = format!("{zone} has {n} cards where {per} are dealt");
+                self.raise(IrregularityKind::WrongCardCount, seat, frame, t, detail, None, out);
+            }
+            _ => {}
+        }
+        if let (true, TableZone::Seat(s)) = (no_bet_hand, zone) {
+            let detail = format!("cards dealt to seat {s}, which has no bet");
+            self.raise(IrregularityKind::CardsToHandWithoutBet, Some(s), frame, t, detail, None, out);
+        }
+        if face_up && during_deal {
+            self.exposure(zone, order, frame, t, out);
+        }
+    }
+
+    fn exposure(&mut self, zone: TableZone, order: u32, frame: u64, t: f64, out: &mut Vec<Event>) {
+        let Some(r) = self.round.as_ref() else { return };
+        let dealer = self.dealer_zone(r);
+        if zone == TableZone::Community {
+            return;
+        }
+        if Some(zone) == dealer {
+            // stud-2004 Art. 7: the dealer's last card is dealt face up by design
+            // (from a shuffler: one card of the dealer's packet).
+            if self.rs.face_up_by_design == FaceUpByDesign::DealerLastCard && !r.design_up_used {
+                let shuffler = self.mode(r) == Some(DealingMode::Shuffler);
+                if order as usize == self.rs.cards_per_hand as usize || shuffler {
+                    self.round.as_mut().expect("checked").design_up_used = true;
+                    return;
+                }
+            }
+            let seat = Self::seat_of_zone(zone);
+            let detail = format!("a dealer card (no. {order}) was dealt face up");
+            self.raise(IrregularityKind::DealerCardExposed, seat, frame, t, detail, None, out);
+            return;
+        }
+        let TableZone::Seat(s) = zone else { return };
+        let r = self.round.as_mut().expect("checked");
+        let n = r.player_exposures.len() + 1;
+        if n == 1 {
+            let detail = format!("seat {s} card {order} was dealt face up");
+            if let Some(id) = self.raise(IrregularityKind::OnePlayerCardExposed, Some(s), frame, t, detail, None, out) {
+                self.round.as_mut().expect("checked").player_exposures.push(id);
+            }
+        } else if n == 2 {
+            let first = r.player_exposures[0];
+            let detail = format!("a second player card (seat {s} card {order}) was dealt face up");
+            if let Some(id) =
+                self.raise(IrregularityKind::SeveralPlayerCardsExposed, None, frame, t, detail, Some(first), out)
+            {
+                self.round.as_mut().expect("checked").player_exposures.push(id);
+            }
+        }
+    }
+
+    /// The dealing mode: told, or seen (several cards landing together in one zone).
+    fn mode(&self, r: &RoundRec) -> Option<DealingMode> {
+        if let Some(m) = r.mode_hint {
+            return Some(m);
+        }
+        if self.rs.dealing.len() == 1 {
+            return Some(self.rs.dealing[0].mode);
+        }
+        let mut it = r.sequence.iter();
+        let (a, b) = (it.next()?, it.next()?);
+        Some(if a.0 == b.0 && b.1 - a.1 <= u64::from(self.opts.packet_frames) {
+            DealingMode::Shuffler
+        } else {
+            DealingMode::Shoe
+        })
+    }
+
+    fn check_order(&mut self, frame: u64, t: f64, out: &mut Vec<Event>) {
+        let Some(r) = self.round.as_ref() else { return };
+        if r.order_checked {
+            return;
+        }
+        let seq: Vec<TableZone> = r.sequence.iter().map(|x| x.0).collect();
+        let i = seq.len() - 1;
+        if let Some(dev) = r.deviation.clone() {
+            // The first arrival elsewhere decides: the missed hand served next is a
+            // swap of two deliveries; anything else means the hand was passed over.
+            if seq[i] != dev.got {
+                let seat = if seq[i] == dev.missed { None } else { Self::seat_of_zone(dev.missed) };
+                self.flag_order(dev, seat, frame, t, out);
+            }
+            return;
+        }
+        let cands = self.candidates(r);
+        let matches = |c: &Vec<TableZone>, upto: usize| c.len() > upto && c[..=upto] == seq[..=upto];
+        if cands.iter().any(|c| matches(c, i)) || cands.iter().all(|c| c.len() <= i) {
+            return;
+        }
+        let missed = cands.iter().find(|c| i == 0 || matches(c, i - 1)).and_then(|c| c.get(i).copied());
+        if let Some(missed) = missed {
+            let dev = Deviation { index: i, got: seq[i], missed, frame };
+            self.round.as_mut().expect("checked").deviation = Some(dev);
+        }
+    }
+
+    fn flag_order(&mut self, dev: Deviation, seat: Option<u8>, frame: u64, t: f64, out: &mut Vec<Event>) {
+        if let Some(r) = self.round.as_mut() {
+            r.order_checked = true;
+            r.deviation = None;
+        }
+        // A dealer or community card left out at its turn is a wrong count, not an order breach.
+        if seat.is_none() && Self::seat_of_zone(dev.missed).is_some() || seat.is_some() {
+            let detail = format!(
+                "card {} of the deal went to {} where the ruleset prescribes {}",
+                dev.index + 1,
+                dev.got,
+                dev.missed
+            );
+            self.raise(IrregularityKind::WrongDealOrder, seat, frame.max(dev.frame), t, detail, None, out);
+        }
+    }
+
+    fn deal_complete(&mut self, frame: u64, t: f64, out: &mut Vec<Event>) {
+        let Some(r) = self.round.as_mut() else { return };
+        if r.deal_complete {
+            return;
+        }
+        r.deal_complete = true;
+        if let Some(dev) = r.deviation.clone() {
+            let seat = Self::seat_of_zone(dev.missed);
+            self.flag_order(dev, seat, frame, t, out);
+        }
+        let r = self.round.as_ref().expect("checked");
+        let per = self.rs.cards_per_hand as usize;
+        let dealer = self.dealer_zone(r);
+        let mut short: Vec<(Option<u8>, String)> = Vec::new();
+        for s in self.bet_seats(r) {
+            let n = Self::zone_count(r, TableZone::Seat(s));
+            if n < per {
+                short.push((Some(s), format!("seat {s} has {n} cards where {per} are dealt")));
+            }
+        }
+        if let Some(d) = dealer {
+            let n = Self::zone_count(r, d);
+            if n < per {
+                short.push((None, format!("the dealer has {n} cards where {per} are dealt")));
+            }
+        }
+        let community_short =
+            self.progressive_present(r) && Self::zone_count(r, TableZone::Community) < self.rs.community_cards as usize;
+        for (seat, detail) in short {
+            self.raise(IrregularityKind::WrongCardCount, seat, frame, t, detail, None, out);
+        }
+        if community_short {
+            let detail = "fewer community cards than a Progressive bet requires".to_string();
+            self.raise(IrregularityKind::WrongCommunityCards, None, frame, t, detail, None, out);
+        }
+    }
+
+    fn on_identified(
+        &mut self,
+        track: u32,
+        card: Card,
+        previous: Option<Card>,
+        frame: u64,
+        t: f64,
+        out: &mut Vec<Event>,
+    ) {
+        let single_deck = self.rs.decks == 1;
+        let Some(r) = self.round.as_mut() else { return };
+        let Some(rec) = r.cards.get_mut(&track) else { return };
+        rec.identity = Some(card);
+        let (home, arrival) = (rec.home, rec.arrival_frame);
+        if previous.is_some_and(|p| p != card) {
+            let seat = Self::seat_of_zone(home);
+            let detail =
+                format!("{home}: the card read {} now reads {card}", previous.map(|c| c.code()).unwrap_or_default());
+            self.raise(IrregularityKind::CardSwapped, seat, frame, t, detail, None, out);
+            return;
+        }
+        if single_deck {
+            let r = self.round.as_ref().expect("checked");
+            let twin = r
+                .cards
+                .iter()
+                .find(|(id, c)| **id != track && !c.gone && c.identity == Some(card))
+                .map(|(_, c)| (c.home, c.arrival_frame));
+            if let Some((other_home, other_arrival)) = twin {
+                let later = if (arrival, track) >= (other_arrival, 0) { home } else { other_home };
+                let dealer = self.dealer_zone(r);
+                let seat = if Some(later) == dealer { None } else { Self::seat_of_zone(later) };
+                let detail = format!("{card} seen twice in a single-deck game ({other_home} and {home})");
+                self.raise(IrregularityKind::DuplicateCard, seat, frame, t, detail, None, out);
+            }
+        }
+    }
+
+    fn emit_outcome(&mut self, frame: u64, t: f64, out: &mut Vec<Event>) {
+        let Some(r) = self.round.as_ref() else { return };
+        let outcome = self.build_outcome(r);
+        if r.outcome.as_ref() == Some(&outcome) {
+            return;
+        }
+        // One outcome per round; a changed one later is a correction (the
+        // sequencer links it to the first).
+        self.round.as_mut().expect("checked").outcome = Some(outcome.clone());
+        out.push(self.event(frame, t, EventBody::RoundOutcome(Box::new(outcome))));
+    }
+
+    fn decision_of(&self, r: &RoundRec, seat: u8, wagers: &[Wager], reasons: &mut Vec<String>) -> Decision {
+        if let Some(d) = r.hinted_decisions.get(&seat) {
+            return *d;
+        }
+        if r.folds.contains(&seat) {
+            return Decision::Folded;
+        }
+        let chips = r.chips_at_reveal.as_ref();
+        match self.rs.kind {
+            GameKind::SanGong => Decision::Played,
+            GameKind::FortuneThreeCard | GameKind::Stud => {
+                let spot = if self.rs.kind == GameKind::Stud { BetKind::Raise } else { BetKind::Play };
+                match chips {
+                    Some(c) if c.iter().any(|s| s.seat == seat && s.bet == spot) => Decision::Played,
+                    Some(_) => Decision::Folded,
+                    None => {
+                        reasons.push(format!("seat {seat}: decision not seen (no reveal observed)"));
+                        Decision::Played
+                    }
+                }
+            }
+            GameKind::QPoker => {
+                // A folded hand without side bets is collected at once; with a
+                // Pair Plus bet its cards stay and the fold is invisible.
+                if wagers.iter().any(|w| w.bet != BetKind::Bet) {
+                    reasons.push(format!(
+                        "seat {seat}: decision not seen (a Q Poker fold shows only when the cards are collected)"
+                    ));
+                }
+                Decision::Played
+            }
+        }
+    }
+
+    fn wagers_of(&self, r: &RoundRec, seat: u8) -> Vec<Wager> {
+        let order = |b: BetKind| self.rs.bet_spots.iter().position(|(k, _)| *k == b).unwrap_or(usize::MAX);
+        let mut w: Vec<Wager> = match r.hinted_wagers.get(&seat) {
+            Some(h) => h.iter().filter(|x| !matches!(x.bet, BetKind::Play | BetKind::Raise)).cloned().collect(),
+            None => {
+                let mut kinds: Vec<BetKind> = r
+                    .chips_at_start
+                    .iter()
+                    .filter(|s| s.seat == seat && !matches!(s.bet, BetKind::Play | BetKind::Raise))
+                    .map(|s| s.bet)
+                    .collect();
+                kinds.dedup();
+                kinds.into_iter().map(|bet| Wager { bet, stake: None }).collect()
+            }
+        };
+        if self.rs.kind == GameKind::SanGong && w.is_empty() {
+            w.push(Wager { bet: BetKind::Bet, stake: None });
+        }
+        w.sort_by_key(|x| order(x.bet));
+        w
+    }
+
+    fn build_outcome(&self, r: &RoundRec) -> RoundOutcome {
+        let mut reasons: Vec<String> = Vec::new();
+        let dealer_zone = self.dealer_zone(r);
+        if dealer_zone.is_none() {
+            reasons.push("the banker's place is not known (no dice hint, chips ambiguous)".into());
+        }
+        let cards_in = |zone: TableZone| -> Vec<(u32, &CardRec)> {
+            let mut v: Vec<(u32, &CardRec)> =
+                r.cards.iter().filter(|(_, c)| c.home == zone && !c.gone).map(|(id, c)| (*id, c)).collect();
+            v.sort_by_key(|(id, c)| (c.order, *id));
+            v
+        };
+        let seen = |v: &[(u32, &CardRec)]| -> Vec<CardSeen> {
+            v.iter().map(|(id, c)| CardSeen { track: *id, card: c.identity }).collect()
+        };
+        let dealer_cards = dealer_zone.map(cards_in).unwrap_or_default();
+        let community_cards = cards_in(TableZone::Community);
+        let mut seats: BTreeSet<u8> = self.bet_seats(r);
+        for c in r.cards.values() {
+            if let TableZone::Seat(s) = c.home {
+                if Some(c.home) != dealer_zone && !c.gone {
+                    seats.insert(s);
+                }
+            }
+        }
+        let effective = Self::effective_flags(r);
+        let irregularities: Vec<Observed> =
+            effective.iter().map(|f| Observed { kind: f.irregularity, seat: f.seat.map(Seat) }).collect();
+        let voided = effective.iter().find_map(|f| {
+            let rule = self.rs.irregularity(f.irregularity)?;
+            rule.consequence.voids_round().then_some(rule)
+        });
+        for f in &effective {
+            if let Some(rule) = self.rs.irregularity(f.irregularity) {
+                if rule.consequence == Consequence::SurveillanceReview {
+                    reasons.push(format!(
+                        "{} at {}: surveillance review ({})",
+                        f.irregularity.as_str(),
+                        f.seat.map_or("the table".to_string(), |s| format!("seat {s}")),
+                        rule.citation
+                    ));
+                }
+            }
+        }
+
+        let mut hands: Vec<HandRound> = Vec::new();
+        let mut hand_cards: BTreeMap<u8, Vec<CardSeen>> = BTreeMap::new();
+        let mut unseen_folded: Vec<u8> = Vec::new();
+        let mut unsettled = false;
+        let mut decisions: BTreeMap<u8, Decision> = BTreeMap::new();
+        for &s in &seats {
+            let cs = cards_in(TableZone::Seat(s));
+            hand_cards.insert(s, seen(&cs));
+            let wagers = if self.bet_seats(r).contains(&s) { self.wagers_of(r, s) } else { vec![] };
+            let decision =
+                if wagers.is_empty() { Decision::Played } else { self.decision_of(r, s, &wagers, &mut reasons) };
+            decisions.insert(s, decision);
+            let mut wagers = wagers;
+            if decision == Decision::Played {
+                let extra = match self.rs.kind {
+                    GameKind::FortuneThreeCard => Some((BetKind::Play, 1)),
+                    GameKind::Stud => Some((BetKind::Raise, 2)),
+                    _ => None,
+                };
+                if let Some((bet, times)) = extra {
+                    let ante = wagers.iter().find(|w| w.bet == BetKind::Ante).and_then(|w| w.stake);
+                    if !wagers.is_empty() {
+                        wagers.push(Wager { bet, stake: ante.map(|a| a * times) });
+                    }
+                }
+            }
+            let known: Vec<Card> = cs.iter().filter_map(|(_, c)| c.identity).collect();
+            let complete = known.len() == cs.len() && cs.len() == self.rs.cards_per_hand as usize;
+            if !complete {
+                if wagers.is_empty() {
+                    continue; // a null hand: nothing to settle
+                }
+                if decision == Decision::Folded && cs.iter().all(|(_, c)| c.collected) {
+                    unseen_folded.push(s);
+                } else if voided.is_none() {
+                    for (k, (_, c)) in cs.iter().enumerate() {
+                        if c.identity.is_none() {
+                            reasons.push(format!("seat {s} card {} never seen face up", k + 1));
+                        }
+                    }
+                    if cs.len() != self.rs.cards_per_hand as usize {
+                        reasons.push(format!("seat {s} has {} cards", cs.len()));
+                    }
+                    unsettled = true;
+                }
+            }
+            hands.push(HandRound { seat: Seat(s), cards: known, wagers, decision });
+        }
+        let dealer_known: Vec<Card> = dealer_cards.iter().filter_map(|(_, c)| c.identity).collect();
+        if voided.is_none() && dealer_known.len() != self.rs.cards_per_hand as usize {
+            for (k, (_, c)) in dealer_cards.iter().enumerate() {
+                if c.identity.is_none() {
+                    reasons.push(format!("dealer card {} never seen face up", k + 1));
+                }
+            }
+            unsettled = true;
+        }
+        let progressive = hands.iter().any(|h| h.wagers.iter().any(|w| w.bet == BetKind::Progressive));
+        let community_known: Vec<Card> = community_cards.iter().filter_map(|(_, c)| c.identity).collect();
+        if voided.is_none() && progressive && community_known.len() != self.rs.community_cards as usize {
+            reasons.push("community cards never seen face up".into());
+            unsettled = true;
+        }
+        let mut round = Round {
+            hands,
+            dealer: dealer_known,
+            community: if progressive { community_known } else { vec![] },
+            irregularities,
+            progressive_pool: None,
+            max_payout: None,
+        };
+        let settlement: Option<Settlement> = if voided.is_some() {
+            settle(&self.rs, &round).ok()
+        } else if unsettled {
+            None
+        } else {
+            self.settle_with_unseen_folds(&mut round, &unseen_folded, &mut reasons)
+        };
+        if settlement.is_none() && !unsettled && voided.is_none() {
+            reasons.push("the rules engine could not settle the cards seen".into());
+        }
+        let folds: Vec<u8> = decisions.iter().filter(|(_, d)| **d == Decision::Folded).map(|(s, _)| *s).collect();
+        let mut results: Vec<HandResult> = Vec::new();
+        for &s in &seats {
+            let hs = settlement.as_ref().and_then(|st| st.hands.iter().find(|h| h.seat == Seat(s)));
+            let unseen = unseen_folded.contains(&s);
+            results.push(HandResult {
+                seat: s,
+                cards: hand_cards.get(&s).cloned().unwrap_or_default(),
+                hand: if unseen { String::new() } else { hs.map(|h| h.hand.clone()).unwrap_or_default() },
+                decision: decisions.get(&s).copied().unwrap_or_default(),
+                null: hs.and_then(|h| h.null.map(|c| c.to_string())),
+                bets: hs
+                    .map(|h| {
+                        h.bets
+                            .iter()
+                            .map(|b| BetResult {
+                                bet: b.bet,
+                                outcome: serde_json::to_value(b.outcome)
+                                    .ok()
+                                    .and_then(|v| v.as_str().map(str::to_string))
+                                    .unwrap_or_default(),
+                                net_multiple: b.net_multiple,
+                                stake: b.stake,
+                                net_amount: b.net_amount,
+                                citations: b.citations.iter().map(|c| c.to_string()).collect(),
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            });
+        }
+        let (status, void_citation, carries) = match settlement.as_ref().map(|s| &s.status) {
+            Some(RoundStatus::Settled) => ("settled", None, None),
+            Some(RoundStatus::Void { citation, progressive_carries_over, .. }) => {
+                ("void", Some(citation.to_string()), Some(*progressive_carries_over))
+            }
+            None => ("unsettled", None, None),
+        };
+        reasons.dedup();
+        RoundOutcome {
+            ruleset: self.rs.id,
+            status: status.to_string(),
+            void_citation,
+            progressive_carries_over: carries,
+            dealer: seen(&dealer_cards),
+            dealer_hand: settlement.as_ref().map(|s| s.dealer_hand.clone()).unwrap_or_default(),
+            dealer_qualifies: settlement.as_ref().and_then(|s| s.dealer_qualifies),
+            community: seen(&community_cards),
+            hands: results,
+            folds,
+            flags: effective.iter().map(|f| f.flag_id).collect(),
+            verification: Verification {
+                status: if reasons.is_empty() && settlement.is_some() {
+                    VerificationStatus::Verified
+                } else {
+                    VerificationStatus::Unverified
+                },
+                reasons,
+            },
+            supersedes: None,
+        }
+    }
+
+    /// Settles a round in which some folded hands were collected unseen. Their
+    /// bets rarely depend on their cards (a fold loses the Ante), so the round is
+    /// settled with a weak and with a strong stand-in hand: the same result both
+    /// ways is the result; different results are reported as unverifiable.
+    fn settle_with_unseen_folds(
+        &self,
+        round: &mut Round,
+        unseen: &[u8],
+        reasons: &mut Vec<String>,
+    ) -> Option<Settlement> {
+        if unseen.is_empty() {
+            return settle(&self.rs, round).ok();
+        }
+        let n = self.rs.cards_per_hand as usize;
+        let mut results: Vec<Settlement> = Vec::new();
+        for strong in [false, true] {
+            let mut r = round.clone();
+            let mut used: BTreeSet<Card> = r
+                .hands
+                .iter()
+                .flat_map(|h| h.cards.iter().copied())
+                .chain(r.dealer.iter().copied())
+                .chain(r.community.iter().copied())
+                .collect();
+            for h in r.hands.iter_mut().filter(|h| unseen.contains(&h.seat.0)) {
+                let cards = stand_in(n, strong, &used)?;
+                used.extend(cards.iter().copied());
+                h.cards = cards;
+            }
+            results.push(settle(&self.rs, &r).ok()?);
+        }
+        let (weak, strong) = (&results[0], &results[1]);
+        for &s in unseen {
+            let a = weak.hands.iter().find(|h| h.seat.0 == s).map(|h| &h.bets);
+            let b = strong.hands.iter().find(|h| h.seat.0 == s).map(|h| &h.bets);
+            if a != b {
+                reasons.push(format!(
+                    "seat {s} folded and was collected face down: its result depends on cards never seen"
+                ));
+            }
+        }
+        Some(results.swap_remove(0))
+    }
+}
+
+/// `n` cards not in `used`: a weak hand (no pair, straight or flush) or a straight flush.
+fn stand_in(n: usize, strong: bool, used: &BTreeSet<Card>) -> Option<Vec<Card>> {
+    let card = |rank: u8, suit: u8| Card::from_index(rank * 4 + suit);
+    if strong {
+        for top in (n as u8 - 1..=12).rev() {
+            for suit in (0..4).rev() {
+                let cards: Option<Vec<Card>> = (0..n as u8).map(|k| card(top - k, suit)).collect();
+                if let Some(c) = cards.filter(|c| c.iter().all(|x| !used.contains(x))) {
+                    return Some(c);
+                }
+            }
+        }
+        return None;
+    }
+    // Ranks 2, 4, 7, 9, J (indices 0, 2, 5, 7, 9): no straight; suits rotate: no flush.
+    let ranks = [0u8, 2, 5, 7, 9];
+    for offset in 0..4u8 {
+        let cards: Option<Vec<Card>> =
+            ranks[..n].iter().enumerate().map(|(k, &r)| card(r, (k as u8 + offset) % 4)).collect();
+        if let Some(c) = cards.filter(|c| c.iter().all(|x| !used.contains(x))) {
+            return Some(c);
+        }
+    }
+    None
+}
+
+/// The tracker and the verifier of one table camera: frames in, events out.
+pub struct TableMonitor {
+    tracker: Tracker,
+    verifier: Verifier,
+}
+
+impl TableMonitor {
+    /// A monitor for the table of `geometry` playing `rs`.
+    pub fn new(
+        rs: Ruleset,
+        geometry: &TableGeometry,
+        tracker: TrackerOptions,
+        verifier: VerifierOptions,
+    ) -> Result<TableMonitor, VerifyError> {
+        Ok(TableMonitor {
+            tracker: Tracker::new(rs.clone(), geometry, tracker)?,
+            verifier: Verifier::new(rs, verifier)?,
+        })
+    }
+
+    /// One frame: its events, in order (seq not yet stamped).
+    pub fn push(&mut self, obs: &FrameObservations) -> Vec<Event> {
+        let mut out = Vec::new();
+        for ev in self.tracker.push(obs) {
+            out.extend(self.verifier.process(&ev));
+        }
+        out.extend(self.verifier.tick(obs.frame, obs.time_ms));
+        out
+    }
+
+    /// A backend hint (applied with the next frame).
+    pub fn hint(&mut self, hint: BackendHint) {
+        self.tracker.hint(hint);
+    }
+
+    /// End of the stream: closes an open round (its outcome says what was not seen).
+    pub fn finish(&mut self) -> Vec<Event> {
+        let mut out = Vec::new();
+        for ev in self.tracker.finish() {
+            out.extend(self.verifier.process(&ev));
+        }
+        out
+    }
+
+    /// The round's phase now.
+    pub fn phase(&self) -> RoundPhase {
+        self.tracker.phase()
+    }
+}
