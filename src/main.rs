@@ -21,6 +21,8 @@ enum Command {
     Doctor,
     /// Card recognition accuracy and speed on simulator frames and labelled real photos.
     EvalRecognition(tablecam::recognize::eval::EvalArgs),
+    /// Event journals: verify a tamper-evident journal file (hash chain, line by line).
+    Journal(tablecam::record::cli::JournalArgs),
     /// Exact (or Monte Carlo) return to player and house edge of every bet of a ruleset.
     Odds(tablecam::odds::OddsArgs),
     /// Play scripted rounds through the rules engine and print their settlement.
@@ -69,6 +71,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::EvalRecognition(args) => {
             tablecam::recognize::eval::run_eval(&args)?;
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Journal(args) => {
+            Ok(if tablecam::record::cli::run_cli(&args)? { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
         Command::Odds(args) => {
             tablecam::odds::run_cli(&args)?;
