@@ -13,6 +13,7 @@ pub mod locate;
 pub mod odds;
 pub mod onnx;
 pub mod presence;
+pub mod publish;
 pub mod record;
 pub mod recognize;
 pub mod rng;

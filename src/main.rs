@@ -23,6 +23,8 @@ enum Command {
     EvalRecognition(tablecam::recognize::eval::EvalArgs),
     /// Event journals: verify a tamper-evident journal file (hash chain, line by line).
     Journal(tablecam::record::cli::JournalArgs),
+    /// CURVE keys for publishing: generate a key pair (NAME.key, NAME.pub).
+    Keys(tablecam::publish::cli::KeysArgs),
     /// Exact (or Monte Carlo) return to player and house edge of every bet of a ruleset.
     Odds(tablecam::odds::OddsArgs),
     /// Play scripted rounds through the rules engine and print their settlement.
@@ -31,10 +33,16 @@ enum Command {
     Rulesets,
     /// Bet presence: which bet spots hold chips, and its accuracy on simulator sessions.
     Presence(tablecam::presence::cli::PresenceArgs),
+    /// ZeroMQ XSUB/XPUB proxy: several pipeline processes publish into one stream.
+    Proxy(tablecam::publish::cli::ProxyArgs),
+    /// Publish event JSON lines (or a journal's events) on ZeroMQ, with heartbeats.
+    Publish(tablecam::publish::cli::PublishArgs),
     /// Render synthetic overhead-camera sessions with ground truth (or a crop dataset).
     Simulate(tablecam::sim::cli::SimulateArgs),
     /// Frame sources: probe video files, image folders, streams, cameras and the simulator.
     Sources(tablecam::source::SourcesArgs),
+    /// Receive published events: readable lines or JSON lines; gap and silence warnings on stderr.
+    Subscribe(tablecam::publish::cli::SubscribeArgs),
 }
 
 fn main() -> ExitCode {
@@ -75,6 +83,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Journal(args) => {
             Ok(if tablecam::record::cli::run_cli(&args)? { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
+        Command::Keys(args) => {
+            tablecam::publish::cli::run_keys(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Odds(args) => {
             tablecam::odds::run_cli(&args)?;
             Ok(ExitCode::SUCCESS)
@@ -85,6 +97,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Presence(args) => {
             Ok(if tablecam::presence::cli::run_cli(&args)? { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+        Command::Proxy(args) => {
+            tablecam::publish::cli::run_proxy_cli(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Publish(args) => {
+            tablecam::publish::cli::run_publish(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Subscribe(args) => {
+            tablecam::publish::cli::run_subscribe(&args)?;
+            Ok(ExitCode::SUCCESS)
         }
         Command::Simulate(args) => {
             tablecam::sim::cli::run_cli(&args)?;
