@@ -228,6 +228,10 @@ def main():
     ap.add_argument("--init", help="checkpoint to continue from (a .pkl written by a previous run)")
     ap.add_argument("--real-weight", type=float, default=0.2, help="fraction of each batch from real photos")
     ap.add_argument("--no-real", action="store_true")
+    ap.add_argument("--synth", help="synthesised training patches (patches.py --split train)")
+    ap.add_argument("--synth-val", help="synthesised validation patches (patches.py --split val): calibration")
+    ap.add_argument("--synth-test", help="synthesised test patches (patches.py --split test): reported only")
+    ap.add_argument("--synth-weight", type=float, default=0.7, help="fraction of each batch from --synth")
     ap.add_argument("--out", default=os.path.join(data.ROOT, "models", "classifier.onnx"))
     ap.add_argument("--cache", default=os.path.join(data.ROOT, "var", "training", f"patches-min{MIN_INDEX_PX}.npz"))
     args = ap.parse_args()
@@ -258,13 +262,25 @@ def main():
     state = optim.adam_init(params)
     key = jax.random.PRNGKey(args.seed + 7)
     n_real = int(round(args.batch * args.real_weight)) if len(Xr) else 0
+    Xg = Yg = None
+    if args.synth:
+        z = np.load(args.synth)
+        Xg, Yg = z["X"], z["Y"]
+        print(f"synthesised patches: {len(Yg)} from {args.synth}", flush=True)
+    n_synth = int(round(args.batch * args.synth_weight)) if Xg is not None else 0
+    if args.synth_val:  # calibrate on scene patches and synthesised ones of the validation families
+        z = np.load(args.synth_val)
+        Xv, Yv = np.concatenate([Xv, z["X"]]), np.concatenate([Yv, z["Y"]])
     t0, avg = time.time(), None
     for step in range(args.steps):
-        i = rng.integers(0, len(Xs), args.batch - n_real)
+        i = rng.integers(0, len(Xs), args.batch - n_real - n_synth)
         xb, yb = Xs[i], Ys[i]
         if n_real:
             j = rng.integers(0, len(Xr), n_real)
             xb, yb = np.concatenate([xb, Xr[j]]), np.concatenate([yb, Yr[j]])
+        if n_synth:
+            j = rng.integers(0, len(Yg), n_synth)
+            xb, yb = np.concatenate([xb, Xg[j]]), np.concatenate([yb, Yg[j]])
         lr = optim.cosine_lr(step, args.steps, args.lr)
         params, state, loss = train_step(params, state, lr, jax.random.fold_in(key, step), xb, yb)
         avg = float(loss) if avg is None else 0.98 * avg + 0.02 * float(loss)
@@ -283,6 +299,13 @@ def main():
     print(f"calibrated min_confidence {t:.3f} on {len(Yv)} validation patches (unseen deck families)")
     report("val (as cut)", pv, Yv, t)
     report("val (rotated)", evaluate(params, Xv, Yv, jax.random.PRNGKey(98)), Yv, t)
+    if args.synth_test:
+        z = np.load(args.synth_test)
+        report("test families, synthesised (as cut)", evaluate(params, z["X"], z["Y"], None, rotate=False), z["Y"], t)
+    allr = data.load_real()
+    te = set(data.real_split(allr)["test"])
+    Xt, Yt = extract_real([r for r in allr if r["file"] in te], np.random.default_rng(3))
+    report("real held-out photos (as cut)", evaluate(params, Xt, Yt, None, rotate=False), Yt, t)
     meta = {"tablecam.min_confidence": f"{t:.4f}",
             "tablecam.training": f"steps={args.steps} batch={args.batch} seed={args.seed} sim_patches={len(Xs)} "
                                  f"real_patches={len(Xr)}"}

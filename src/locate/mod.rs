@@ -16,6 +16,7 @@
 //! the quadrilateral convention ([`order_quad`]) and the polygon helpers.
 pub mod decode;
 pub mod geometry;
+pub mod plane;
 pub mod refine;
 
 use std::path::{Path, PathBuf};
@@ -54,6 +55,14 @@ pub enum LocateError {
         path: PathBuf,
         /// What differs, with the expected and found values.
         problem: String,
+    },
+    /// An OpenCV call of the table-plane finder ([`plane`]) failed.
+    #[error("table-plane card finder: {context}: {source}")]
+    Plane {
+        /// What was being done.
+        context: &'static str,
+        /// OpenCV's error.
+        source: opencv::Error,
     },
     /// The input array is not `[1, 3, H, W]` with H and W multiples of 32.
     #[error("locator input has shape {shape:?}; it must be [1, 3, H, W] with H and W multiples of {INPUT_MULTIPLE}")]

@@ -37,6 +37,10 @@ pub struct DetectArgs {
     /// ONNX Runtime intra-op threads per model.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
+    /// With --calibration/--session: find cards with the locator network instead of measuring
+    /// them on the rectified table plane (the default on calibrated tables, see docs/recognition.md).
+    #[arg(long)]
+    pub network_locator: bool,
     /// Print the time of each stage per image to stderr.
     #[arg(long)]
     pub timing: bool,
@@ -247,6 +251,7 @@ fn detect_one(
 pub fn run_detect(args: &DetectArgs) -> Result<bool, RecognizeError> {
     let options = RecognizerOptions {
         session: SessionOptions { intra_threads: args.threads.max(1) },
+        table_plane: !args.network_locator,
         ..RecognizerOptions::default()
     };
     let mut recognizer =

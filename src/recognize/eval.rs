@@ -38,6 +38,13 @@ pub struct EvalArgs {
     /// evaluated where present.
     #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = DEFAULT_SIM)]
     pub sim: Option<PathBuf>,
+    /// A simulator session (`tablecam simulate --out DIR`: video.avi, frames.jsonl,
+    /// calibration.json) to evaluate instead of --sim: calibrated, as the pipeline sees it.
+    #[arg(long, value_name = "DIR", conflicts_with = "sim")]
+    pub session: Option<PathBuf>,
+    /// With --session, evaluate every this many frames.
+    #[arg(long, default_value_t = 10)]
+    pub every: usize,
     /// The simulator split to evaluate.
     #[arg(long, default_value = "test")]
     pub split: String,
@@ -66,6 +73,10 @@ pub struct EvalArgs {
     /// ONNX Runtime intra-op threads per model.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
+    /// With --calibration/--session: find cards with the locator network instead of measuring
+    /// them on the rectified table plane (the default on calibrated tables, see docs/recognition.md).
+    #[arg(long)]
+    pub network_locator: bool,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -670,6 +681,95 @@ fn eval_sim(
     })
 }
 
+/// One line of a session's `frames.jsonl` (the fields scored here).
+#[derive(Debug, Deserialize)]
+struct SessionFrame {
+    frame: u64,
+    cards: Vec<SessionCard>,
+}
+
+#[derive(Debug, Deserialize)]
+struct SessionCard {
+    card: String,
+    face_up: bool,
+    quad: [[f64; 2]; 4],
+    visibility: f64,
+}
+
+/// Scores every `every`-th frame of a simulator session, calibrated (the pipeline's view).
+fn eval_session(
+    recognizer: &mut Recognizer,
+    dir: &Path,
+    every: usize,
+    limit: Option<usize>,
+    errors: &mut Vec<ErrorCase>,
+) -> Result<SimReport, RecognizeError> {
+    let bad = |path: PathBuf, message: String| RecognizeError::Dataset { path, message };
+    let fix = "render one with `tablecam simulate --out DIR`";
+    let geometry = crate::calib::Calibration::load(&dir.join("calibration.json"))?;
+    let fp = dir.join("frames.jsonl");
+    let text = std::fs::read_to_string(&fp).map_err(|e| bad(fp.clone(), format!("{e}; {fix}")))?;
+    let mut truth = Vec::new();
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let f: SessionFrame =
+            serde_json::from_str(line).map_err(|e| bad(fp.clone(), format!("line {}: {e}", i + 1)))?;
+        truth.push(f);
+    }
+    let vp = dir.join("video.avi");
+    let mut video =
+        opencv::videoio::VideoCapture::from_file_def(vp.as_os_str()).map_err(cv("opening the session video"))?;
+    if !video.is_opened().map_err(cv("opening the session video"))? {
+        return Err(bad(vp, format!("cannot be opened as a video; {fix}")));
+    }
+    let (mut counts, mut confusions, mut times) = (SimCounts::default(), Vec::new(), Vec::new());
+    let mut frame = Mat::default();
+    let picked: Vec<&SessionFrame> = truth.iter().filter(|f| f.frame as usize % every == 0).collect();
+    let total = picked.len().min(limit.unwrap_or(usize::MAX));
+    let mut done = 0;
+    for f in &truth {
+        if done >= total {
+            break;
+        }
+        if !video.read(&mut frame).map_err(cv("reading the session video"))? {
+            return Err(bad(vp.clone(), format!("ends before frame {}", f.frame)));
+        }
+        if f.frame as usize % every != 0 {
+            continue;
+        }
+        done += 1;
+        progress("session", done, total);
+        let (dets, t) = recognizer.recognize_timed(&frame, Some(&geometry))?;
+        times.push(t);
+        let cards: Vec<SimCard> = f
+            .cards
+            .iter()
+            .map(|c| SimCard { card: c.card.clone(), face_up: c.face_up, quad: c.quad, visible: c.visibility })
+            .collect();
+        let (c, conf, errs) = score_sim(&cards, &dets);
+        counts.add(&c);
+        confusions.extend(conf);
+        let image = dir.join(format!("video.avi#frame={}", f.frame));
+        errors.extend(errs.into_iter().map(|e| ErrorCase { image: image.clone(), ..e }));
+    }
+    let c = &counts;
+    Ok(SimReport {
+        dataset: dir.to_path_buf(),
+        split: format!("session, every {every} frames, calibrated"),
+        images: done,
+        failed_images: Vec::new(),
+        recall_pct: pct(c.located, c.visible_cards),
+        precision_pct: pct(c.true_positives, c.true_positives + c.false_positives),
+        correct_pct: pct(c.correct, c.face_up),
+        unknown_pct: pct(c.unknown, c.face_up),
+        wrong_pct: pct(c.wrong, c.face_up),
+        missed_pct: pct(c.missed, c.face_up),
+        back_accuracy_pct: pct(c.backs_correct, c.backs),
+        top_confusions: top_confusions(&confusions, 10),
+        timing: timing(&times),
+        counts,
+    })
+}
+
 fn eval_real(
     recognizer: &mut Recognizer,
     dir: &Path,
@@ -926,6 +1026,7 @@ fn summary_table(r: &Report) -> String {
 /// Runs `tablecam eval-recognition`; returns the report (also written to `--out`).
 pub fn run_eval(args: &EvalArgs) -> Result<Report, RecognizeError> {
     let (sim, real) = match (&args.sim, &args.real) {
+        (None, None) if args.session.is_some() => (None, None),
         (None, None) => {
             let sim = Path::new(DEFAULT_SIM);
             let real = Path::new(DEFAULT_REAL);
@@ -945,12 +1046,16 @@ pub fn run_eval(args: &EvalArgs) -> Result<Report, RecognizeError> {
     };
     let options = RecognizerOptions {
         session: SessionOptions { intra_threads: args.threads.max(1) },
+        table_plane: !args.network_locator,
         ..RecognizerOptions::default()
     };
     let (locator, classifier) = (resolve_model(&args.locator), resolve_model(&args.classifier));
     let mut recognizer = Recognizer::with_options(&locator, &classifier, options)?;
     let mut errors = Vec::new();
-    let sim = sim.map(|d| eval_sim(&mut recognizer, &d, &args.split, args.limit, &mut errors)).transpose()?;
+    let mut sim = sim.map(|d| eval_sim(&mut recognizer, &d, &args.split, args.limit, &mut errors)).transpose()?;
+    if let Some(dir) = &args.session {
+        sim = Some(eval_session(&mut recognizer, dir, args.every.max(1), args.limit, &mut errors)?);
+    }
     let real = real
         .map(|d| eval_real(&mut recognizer, &d, args.real_split.as_deref(), args.limit, &mut errors))
         .transpose()?;

@@ -156,6 +156,9 @@ pub struct RecognizerOptions {
     /// Fit each located card's rectangle to the image's edges ([`locate::refine`]): the
     /// locator's centres are good, its orientation and size are coarse.
     pub refine_edges: bool,
+    /// With a calibration, find cards by measuring them on the rectified table plane
+    /// ([`locate::plane`]) instead of running the locator network.
+    pub table_plane: bool,
 }
 
 impl Default for RecognizerOptions {
@@ -166,6 +169,7 @@ impl Default for RecognizerOptions {
             card_long_px: 72.0,
             max_input_side: 2560,
             refine_edges: true,
+            table_plane: true,
         }
     }
 }
@@ -407,6 +411,8 @@ pub struct Recognizer {
     options: RecognizerOptions,
     /// The locator's input, kept between frames.
     input: Array4<f32>,
+    /// The table-plane finder of the last calibration seen (its map is costly to build).
+    plane: Option<(crate::calib::Calibration, locate::plane::PlaneFinder)>,
 }
 
 impl Recognizer {
@@ -423,7 +429,7 @@ impl Recognizer {
     ) -> Result<Recognizer, RecognizeError> {
         let locator = Locator::load(locator, &options.session)?;
         let classifier = Classifier::load(classifier, &options.session)?;
-        Ok(Recognizer { locator, classifier, options, input: Array4::zeros((0, 3, 0, 0)) })
+        Ok(Recognizer { locator, classifier, options, input: Array4::zeros((0, 3, 0, 0)), plane: None })
     }
 
     /// The locator (e.g. to benchmark it alone).
@@ -473,40 +479,17 @@ impl Recognizer {
                 });
             }
         }
-        let plan = plan_input(w, h, calibration, &self.options);
-        prepare_input_into(image, &plan, &mut self.input)?;
-        let mut times = StageTimes { prepare_ms: ms(t0), ..StageTimes::default() };
-
-        let t1 = Instant::now();
-        let decoded = self.locator.run(self.input.view())?;
-        let edges = self.options.refine_edges.then(|| locate::refine::EdgeImage::from_input(self.input.view()));
-        let mut cards: Vec<FoundCard> = decoded
-            .cards
-            .iter()
-            .filter(|c| plan.in_content(c.rect.center))
-            .map(|c| {
-                let rect = edges.as_ref().map_or(c.rect, |e| locate::refine::refine_rect(e, &c.rect));
-                let quad = order_quad(rect.quad().map(|p| plan.to_frame(p)));
-                FoundCard {
-                    rect: RotatedRect::from_quad(&quad),
-                    quad,
-                    score: c.score,
-                    face_up: c.face_up,
-                    corners: vec![],
-                }
-            })
-            .collect();
-        let index: Vec<FoundIndex> = decoded
-            .index
-            .iter()
-            .filter(|i| plan.in_content(i.center))
-            .map(|i| {
-                let b = i.bbox();
-                let (a, z) = (plan.to_frame(Point::new(b[0], b[1])), plan.to_frame(Point::new(b[2], b[3])));
-                FoundIndex { center: plan.to_frame(i.center), bbox: [a.x, a.y, z.x, z.y] }
-            })
-            .collect();
-        times.locator_ms = ms(t1);
+        let mut times = StageTimes::default();
+        let (mut cards, index) = match calibration {
+            Some(g) if self.options.table_plane => {
+                times.prepare_ms = ms(t0);
+                let t1 = Instant::now();
+                let found = self.plane_cards(image, g)?;
+                times.locator_ms = ms(t1);
+                (found, Vec::new())
+            }
+            _ => self.network_cards(image, calibration, &mut times)?,
+        };
 
         let t2 = Instant::now();
         // Each corner goes to the highest-scoring card containing its centre.
@@ -570,7 +553,8 @@ impl Recognizer {
             out.push(DetectedCard {
                 card: identity,
                 confidence,
-                face_up: card.face_up,
+                // the classifier outranks the locator (or the plane's white share) on the face
+                face_up: card.face_up && identity != CardIdentity::Back,
                 quad: card.quad,
                 index_boxes: card.corners.iter().map(|&i| index[i].bbox).collect(),
                 source: Source::Card,
@@ -588,6 +572,71 @@ impl Recognizer {
         }
         times.total_ms = ms(t0);
         Ok((out, times))
+    }
+
+    /// Cards and index corners from the locator network, in frame pixels.
+    fn network_cards(
+        &mut self,
+        image: &Mat,
+        calibration: Option<&TableGeometry>,
+        times: &mut StageTimes,
+    ) -> Result<(Vec<FoundCard>, Vec<FoundIndex>), RecognizeError> {
+        let t0 = Instant::now();
+        let ms = |t: Instant| t.elapsed().as_secs_f64() * 1e3;
+        let plan = plan_input(image.cols(), image.rows(), calibration, &self.options);
+        prepare_input_into(image, &plan, &mut self.input)?;
+        times.prepare_ms = ms(t0);
+        let t1 = Instant::now();
+        let decoded = self.locator.run(self.input.view())?;
+        let edges = self.options.refine_edges.then(|| locate::refine::EdgeImage::from_input(self.input.view()));
+        let cards: Vec<FoundCard> = decoded
+            .cards
+            .iter()
+            .filter(|c| plan.in_content(c.rect.center))
+            .map(|c| {
+                let rect = edges.as_ref().map_or(c.rect, |e| locate::refine::refine_rect(e, &c.rect));
+                let quad = order_quad(rect.quad().map(|p| plan.to_frame(p)));
+                FoundCard {
+                    rect: RotatedRect::from_quad(&quad),
+                    quad,
+                    score: c.score,
+                    face_up: c.face_up,
+                    corners: vec![],
+                }
+            })
+            .collect();
+        let index: Vec<FoundIndex> = decoded
+            .index
+            .iter()
+            .filter(|i| plan.in_content(i.center))
+            .map(|i| {
+                let b = i.bbox();
+                let (a, z) = (plan.to_frame(Point::new(b[0], b[1])), plan.to_frame(Point::new(b[2], b[3])));
+                FoundIndex { center: plan.to_frame(i.center), bbox: [a.x, a.y, z.x, z.y] }
+            })
+            .collect();
+        times.locator_ms = ms(t1);
+
+        Ok((cards, index))
+    }
+
+    /// Cards measured on the rectified table plane ([`locate::plane`]).
+    fn plane_cards(&mut self, image: &Mat, g: &TableGeometry) -> Result<Vec<FoundCard>, RecognizeError> {
+        if self.plane.as_ref().is_none_or(|(c, _)| *c != g.calibration) {
+            self.plane = Some((g.calibration.clone(), locate::plane::PlaneFinder::new(g)?));
+        }
+        let (_, finder) = self.plane.as_ref().expect("set above");
+        Ok(finder
+            .find(image)?
+            .into_iter()
+            .map(|c| FoundCard {
+                rect: RotatedRect::from_quad(&c.quad),
+                quad: c.quad,
+                score: c.score,
+                face_up: c.face_up,
+                corners: vec![],
+            })
+            .collect())
     }
 }
 

@@ -1,0 +1,458 @@
+//! Card finding on a calibrated table without a learned model.
+//!
+//! A calibrated camera knows the table plane and the card size in millimetres, which turns
+//! localization into a measurement: rectify the frame to the table plane (one `remap` with a
+//! map computed once per calibration, lens included), separate everything that is not felt
+//! (colour distance from the felt's median colour), and keep the connected shapes that are
+//! card rectangles (size and fill within tolerance of the calibration's card size). Cards laid
+//! side by side that merge into one shape are split by their known width. The face is judged
+//! by the share of card-stock white inside the card; the classifier has the last word.
+//!
+//! What it does not do (documented in docs/recognition.md): fanned hands whose cards overlap by
+//! more than a few millimetres, cards on a felt of the same colour as their back *and* without
+//! a light border, and uncalibrated photos; the learned locator covers those.
+use opencv::core::{self, Mat, Point as CvPoint, Scalar, Size, Vector};
+use opencv::imgproc;
+use opencv::prelude::*;
+
+use super::geometry::{order_quad, Quad};
+use super::LocateError;
+use crate::calib::{layout, Point, TableGeometry};
+
+/// Plane pixels per millimetre are capped here: finer than the camera sees is wasted work.
+const MAX_PX_PER_MM: f64 = 1.0;
+/// …and never coarser than this (a card must stay ~30 px wide to be measured).
+const MIN_PX_PER_MM: f64 = 0.45;
+/// Relative tolerance on a card's measured width and height.
+const SIZE_TOLERANCE: f64 = 0.22;
+/// Minimum share of its minimum-area rectangle a card's shape fills.
+const MIN_FILL: f64 = 0.82;
+/// Colour distance (Lab, 8-bit units) above which a pixel is not felt.
+const FELT_DISTANCE: f64 = 22.0;
+/// Share of card-stock white inside a card above which it is taken as face up.
+const FACE_WHITE_SHARE: f64 = 0.30;
+
+/// A card found on the table plane.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlaneCard {
+    /// Corners in frame pixels (the [quadrilateral convention](super::geometry)).
+    pub quad: Quad,
+    /// Centre on the table, millimetres.
+    pub center_mm: Point,
+    /// Whether its interior is mostly card-stock white (a face; court cards included).
+    pub face_up: bool,
+    /// Share of white in its interior, 0..1.
+    pub white_share: f64,
+    /// How well the shape matches a card: 1 for an exact rectangle of the card's size.
+    pub score: f32,
+}
+
+/// The finder of one calibration (build once, call [`PlaneFinder::find`] per frame).
+pub struct PlaneFinder {
+    map_x: Mat,
+    map_y: Mat,
+    /// Plane pixels per millimetre.
+    scale: f64,
+    /// Table millimetres of plane pixel (0, 0).
+    origin: Point,
+    /// Pixels of the plane that see the table (the felt statistics come from them).
+    table_mask: Mat,
+    card_mm: [f64; 2],
+    geometry: TableGeometry,
+}
+
+impl std::fmt::Debug for PlaneFinder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PlaneFinder").field("scale", &self.scale).field("origin", &self.origin).finish()
+    }
+}
+
+fn cv(context: &'static str) -> impl FnOnce(opencv::Error) -> LocateError {
+    move |source| LocateError::Plane { context, source }
+}
+
+impl PlaneFinder {
+    /// Prepares the rectification of `geometry`'s camera onto its table.
+    pub fn new(geometry: &TableGeometry) -> Result<PlaneFinder, LocateError> {
+        let r = layout::TABLE_RADIUS_MM;
+        let centre = crate::recognize::table_centre(geometry).unwrap_or(Point::new(0.0, r / 2.0));
+        let native = crate::recognize::px_per_mm(geometry, centre).unwrap_or(0.5);
+        let scale = native.clamp(MIN_PX_PER_MM, MAX_PX_PER_MM);
+        let origin = Point::new(-r - 20.0, -20.0);
+        let (w, h) = (((2.0 * r + 40.0) * scale).ceil() as i32, ((r + 40.0) * scale).ceil() as i32);
+        let mut map_x = Mat::new_rows_cols_with_default(h, w, core::CV_32FC1, Scalar::all(-1.0)).map_err(cv("map"))?;
+        let mut map_y = Mat::new_rows_cols_with_default(h, w, core::CV_32FC1, Scalar::all(-1.0)).map_err(cv("map"))?;
+        let mut table_mask =
+            Mat::new_rows_cols_with_default(h, w, core::CV_8UC1, Scalar::all(0.0)).map_err(cv("map"))?;
+        let (iw, ih) = (f64::from(geometry.calibration.image_width), f64::from(geometry.calibration.image_height));
+        for v in 0..h {
+            for u in 0..w {
+                let p = Point::new(origin.x + (f64::from(u) + 0.5) / scale, origin.y + (f64::from(v) + 0.5) / scale);
+                if let Some(q) = geometry.table_to_image(p) {
+                    if q.x >= 0.0 && q.y >= 0.0 && q.x < iw && q.y < ih {
+                        *map_x.at_2d_mut::<f32>(v, u).map_err(cv("map"))? = q.x as f32;
+                        *map_y.at_2d_mut::<f32>(v, u).map_err(cv("map"))? = q.y as f32;
+                        if p.y >= 0.0 && p.x.hypot(p.y) <= r {
+                            *table_mask.at_2d_mut::<u8>(v, u).map_err(cv("map"))? = 255;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(PlaneFinder {
+            map_x,
+            map_y,
+            scale,
+            origin,
+            table_mask,
+            card_mm: geometry.calibration.card_size_mm,
+            geometry: geometry.clone(),
+        })
+    }
+
+    /// Plane pixels per millimetre.
+    pub fn scale(&self) -> f64 {
+        self.scale
+    }
+
+    fn plane_to_table(&self, x: f64, y: f64) -> Point {
+        Point::new(self.origin.x + x / self.scale, self.origin.y + y / self.scale)
+    }
+
+    /// The frame rectified onto the table plane (8-bit BGR; black where the camera does not see).
+    pub fn rectify(&self, image: &Mat) -> Result<Mat, LocateError> {
+        let mut plane = Mat::default();
+        imgproc::remap(
+            image,
+            &mut plane,
+            &self.map_x,
+            &self.map_y,
+            imgproc::INTER_LINEAR,
+            core::BORDER_CONSTANT,
+            Scalar::all(0.0),
+        )
+        .map_err(cv("rectify"))?;
+        Ok(plane)
+    }
+
+    /// The cards in a BGR frame of the calibrated camera.
+    pub fn find(&self, image: &Mat) -> Result<Vec<PlaneCard>, LocateError> {
+        let plane = self.rectify(image)?;
+        let mut lab = Mat::default();
+        imgproc::cvt_color_def(&plane, &mut lab, imgproc::COLOR_BGR2Lab).map_err(cv("lab"))?;
+        let felt = self.local_felt(&lab)?;
+        // Not-felt pixels: colour distance from the local felt (lightness weighs a quarter:
+        // shadows, glare and lighting gradients change it most), inside the table.
+        let (h, w) = (lab.rows(), lab.cols());
+        let mut fg = Mat::new_rows_cols_with_default(h, w, core::CV_8UC1, Scalar::all(0.0)).map_err(cv("mask"))?;
+        let mut white = Mat::new_rows_cols_with_default(h, w, core::CV_8UC1, Scalar::all(0.0)).map_err(cv("mask"))?;
+        {
+            let src = lab.data_bytes().map_err(cv("lab"))?;
+            let bg = felt.data_bytes().map_err(cv("felt"))?;
+            let mask = self.table_mask.data_bytes().map_err(cv("mask"))?;
+            let out = fg.data_bytes_mut().map_err(cv("mask"))?;
+            for (i, (px, f)) in src.chunks_exact(3).zip(bg.chunks_exact(3)).enumerate() {
+                if mask[i] == 0 {
+                    continue;
+                }
+                let d = 0.25 * (f64::from(px[0]) - f64::from(f[0])).abs()
+                    + (f64::from(px[1]) - f64::from(f[1])).abs()
+                    + (f64::from(px[2]) - f64::from(f[2])).abs();
+                // card stock is light and grey: unlike glare, it is also far lighter than the felt
+                let stock = px[0] > 170
+                    && i32::from(px[0]) - i32::from(f[0]) > 60
+                    && (i32::from(px[1]) - 128).abs() < 10
+                    && (i32::from(px[2]) - 128).abs() < 12;
+                if d > FELT_DISTANCE || stock {
+                    out[i] = 255;
+                }
+            }
+            let wout = white.data_bytes_mut().map_err(cv("mask"))?;
+            for (i, px) in src.chunks_exact(3).enumerate() {
+                // card stock: light and nearly grey (a, b near 128)
+                if px[0] > 170 && (i32::from(px[1]) - 128).abs() < 18 && (i32::from(px[2]) - 128).abs() < 22 {
+                    wout[i] = 255;
+                }
+            }
+        }
+        // Printed layout lines are thinner than this; cards are far wider.
+        let k = ((0.09 * self.card_mm[0] * self.scale).round() as i32).max(3) | 1;
+        let kernel = imgproc::get_structuring_element(imgproc::MORPH_ELLIPSE, Size::new(k, k), CvPoint::new(-1, -1))
+            .map_err(cv("kernel"))?;
+        let mut opened = Mat::default();
+        imgproc::morphology_ex(
+            &fg,
+            &mut opened,
+            imgproc::MORPH_OPEN,
+            &kernel,
+            CvPoint::new(-1, -1),
+            1,
+            core::BORDER_CONSTANT,
+            Scalar::all(0.0),
+        )
+        .map_err(cv("open"))?;
+        if let Ok(dir) = std::env::var("TABLECAM_PLANE_DEBUG") {
+            // For tuning on a new table: the rectified plane and what was taken as not felt.
+            let _ = opencv::imgcodecs::imwrite_def(&format!("{dir}/plane.png"), &plane);
+            let _ = opencv::imgcodecs::imwrite_def(&format!("{dir}/not_felt.png"), &opened);
+        }
+        let mut contours: Vector<Vector<CvPoint>> = Vector::new();
+        imgproc::find_contours_def(&opened, &mut contours, imgproc::RETR_EXTERNAL, imgproc::CHAIN_APPROX_SIMPLE)
+            .map_err(cv("contours"))?;
+        let (cw, ch) = (self.card_mm[0] * self.scale, self.card_mm[1] * self.scale);
+        let mut out = Vec::new();
+        for c in contours.iter() {
+            let area = imgproc::contour_area_def(&c).map_err(cv("area"))?;
+            if area < 0.5 * cw * ch {
+                continue;
+            }
+            let r = imgproc::min_area_rect(&c).map_err(cv("rect"))?;
+            let (a, b) = (f64::from(r.size.width), f64::from(r.size.height));
+            let (long, short) = (a.max(b), a.min(b));
+            if long * short <= 0.0 || area / (long * short) < MIN_FILL {
+                continue;
+            }
+            // the rectangle's long axis, in plane pixels
+            let ang = f64::from(r.angle).to_radians();
+            let (mut ux, mut uy) = if a >= b { (ang.cos(), ang.sin()) } else { (-ang.sin(), ang.cos()) };
+            let centre = (f64::from(r.center.x), f64::from(r.center.y));
+            // How many cards make this shape: one, or k side by side (across their width) or end
+            // to end (along their height).
+            let close = |v: f64, want: f64| (v - want).abs() <= SIZE_TOLERANCE * want;
+            let mut pieces: Vec<((f64, f64), f64, f64, (f64, f64))> = Vec::new(); // centre, long, short, long-axis
+            if close(long, ch) && close(short, cw) {
+                pieces.push((centre, long, short, (ux, uy)));
+            } else if close(short, ch) && long > cw * (1.0 + SIZE_TOLERANCE) && long < 7.0 * cw {
+                // Cards side by side or overlapping (a hand): the shape's long axis runs across
+                // the cards' width. Each card's edge shows as a step in lightness along that
+                // axis; the edges give the cards' left sides, each card is one width wide.
+                let edges = self.edges_along(&lab, centre, (ux, uy), long, short, cw)?;
+                let (lo, hi) = (-long / 2.0, long / 2.0);
+                // Each later card lies on the previous one: the visible inner edges are the
+                // cards' left sides (dealt left to right) or their right sides (right to left).
+                let mut lefts: Vec<f64> = vec![lo];
+                lefts.extend(edges.iter().copied().filter(|&e| hi - e >= 0.6 * cw));
+                let mut rights: Vec<f64> = edges.iter().copied().filter(|&e| e - lo >= 0.6 * cw).collect();
+                rights.push(hi);
+                let fits_left = (lefts[lefts.len() - 1] + cw - hi).abs() <= 0.35 * cw;
+                let fits_right = (rights[0] - cw - lo).abs() <= 0.35 * cw;
+                if !fits_left && fits_right {
+                    lefts = rights.iter().map(|r| r - cw).collect();
+                }
+                // if the edges were missed, space the cards evenly instead
+                if !fits_left && !fits_right {
+                    let k = ((long - cw) / (0.6 * cw)).round().max(1.0) + 1.0;
+                    let d = (long - cw) / (k - 1.0);
+                    lefts = (0..k as i32).map(|i| lo + f64::from(i) * d).collect();
+                }
+                for l0 in lefts {
+                    let t = l0 + cw / 2.0;
+                    pieces.push(((centre.0 + ux * t, centre.1 + uy * t), short, cw, (-uy, ux)));
+                }
+            } else if close(short, cw) {
+                let k = (long / ch).round();
+                if (2.0..=4.0).contains(&k) && close(long / k, ch * 1.03) {
+                    let step = long / k;
+                    for i in 0..k as i32 {
+                        let t = (f64::from(i) + 0.5) * step - long / 2.0;
+                        pieces.push(((centre.0 + ux * t, centre.1 + uy * t), step.min(ch), short, (ux, uy)));
+                    }
+                }
+            }
+            for (c, l, s, u) in pieces {
+                (ux, uy) = u;
+                let (vx, vy) = (-uy, ux);
+                let corner = |sl: f64, ss: f64| {
+                    let (x, y) =
+                        (c.0 + ux * sl * l / 2.0 + vx * ss * s / 2.0, c.1 + uy * sl * l / 2.0 + vy * ss * s / 2.0);
+                    self.plane_to_table(x, y)
+                };
+                let table = [corner(-1.0, -1.0), corner(-1.0, 1.0), corner(1.0, 1.0), corner(1.0, -1.0)];
+                let mut img = [Point::new(0.0, 0.0); 4];
+                let mut ok = true;
+                for (d, t) in img.iter_mut().zip(table) {
+                    match self.geometry.table_to_image(t) {
+                        Some(p) => *d = p,
+                        None => ok = false,
+                    }
+                }
+                if !ok {
+                    continue;
+                }
+                let white_share = self.white_share(&white, c, l, s, (ux, uy))?;
+                let size_err = ((l - ch).abs() / ch).max((s - cw).abs() / cw);
+                out.push(PlaneCard {
+                    quad: order_quad(img),
+                    center_mm: self.plane_to_table(c.0, c.1),
+                    face_up: white_share >= FACE_WHITE_SHARE,
+                    white_share,
+                    score: (1.0 - size_err / SIZE_TOLERANCE).clamp(0.05, 1.0) as f32,
+                });
+            }
+        }
+        // Deterministic order whatever the contour order: by table position.
+        out.sort_by(|a, b| a.center_mm.x.total_cmp(&b.center_mm.x).then(a.center_mm.y.total_cmp(&b.center_mm.y)));
+        Ok(out)
+    }
+
+    /// The felt's colour around every plane pixel (Lab): a median over ~16 card widths, so
+    /// that lighting gradients and glare are part of the felt while cards, which cover far less
+    /// than half of such a window, are not.
+    fn local_felt(&self, lab: &Mat) -> Result<Mat, LocateError> {
+        let f = 8;
+        let small_size = Size::new((lab.cols() / f).max(1), (lab.rows() / f).max(1));
+        let mut small = Mat::default();
+        imgproc::resize(lab, &mut small, small_size, 0.0, 0.0, imgproc::INTER_AREA).map_err(cv("felt"))?;
+        let k = (((2.0 * self.card_mm[0] * self.scale) / f64::from(f)).round() as i32 * 2 + 1).clamp(5, 31);
+        let mut med = Mat::default();
+        imgproc::median_blur(&small, &mut med, k).map_err(cv("felt"))?;
+        let mut felt = Mat::default();
+        imgproc::resize(&med, &mut felt, lab.size().map_err(cv("felt"))?, 0.0, 0.0, imgproc::INTER_LINEAR)
+            .map_err(cv("felt"))?;
+        Ok(felt)
+    }
+
+    /// Positions (along `u`, from the shape's centre, plane pixels) of the strongest lightness
+    /// steps across a shape: the edges of overlapping cards.
+    fn edges_along(
+        &self,
+        lab: &Mat,
+        c: (f64, f64),
+        u: (f64, f64),
+        long: f64,
+        short: f64,
+        cw: f64,
+    ) -> Result<Vec<f64>, LocateError> {
+        let v = (-u.1, u.0);
+        let n = long.floor() as i32;
+        let mut prof = vec![0.0f64; n.max(0) as usize];
+        let l_at = |x: f64, y: f64| -> Result<f64, LocateError> {
+            let (xi, yi) = (x.round() as i32, y.round() as i32);
+            if xi < 0 || yi < 0 || xi >= lab.cols() || yi >= lab.rows() {
+                return Ok(0.0);
+            }
+            Ok(f64::from(lab.at_2d::<core::Vec3b>(yi, xi).map_err(cv("lab"))?[0]))
+        };
+        for (i, p) in prof.iter_mut().enumerate() {
+            let t = i as f64 - long / 2.0;
+            // A card's edge runs across the whole shape; a pip or a court figure does not: the
+            // step must be there along most of the line (the 3rd smallest of 9 samples).
+            let mut steps = [0.0f64; 9];
+            for (j, st) in steps.iter_mut().enumerate() {
+                let sv = (j as f64 / 8.0 - 0.5) * 0.7 * short;
+                let (x, y) = (c.0 + u.0 * t + v.0 * sv, c.1 + u.1 * t + v.1 * sv);
+                *st = (l_at(x + u.0, y + u.1)? - l_at(x - u.0, y - u.1)?).abs();
+            }
+            steps.sort_by(f64::total_cmp);
+            *p = steps[2];
+        }
+        // local maxima, strongest first, at least a quarter card apart, ignoring the outer edges
+        let margin = (0.2 * cw) as usize;
+        let mut peaks: Vec<(usize, f64)> = (margin.max(1)..prof.len().saturating_sub(margin.max(1)))
+            .filter(|&i| prof[i] >= prof[i - 1] && prof[i] >= prof[i + 1] && prof[i] > 6.0)
+            .map(|i| (i, prof[i]))
+            .collect();
+        peaks.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let mut kept: Vec<usize> = Vec::new();
+        for (i, _) in peaks {
+            if kept.iter().all(|&k| (k as f64 - i as f64).abs() >= 0.25 * cw) {
+                kept.push(i);
+            }
+        }
+        kept.sort_unstable();
+        Ok(kept.into_iter().map(|i| i as f64 - long / 2.0).collect())
+    }
+
+    /// Share of white pixels in the card's interior (inset by 15 %, away from a back's border).
+    fn white_share(&self, white: &Mat, c: (f64, f64), l: f64, s: f64, u: (f64, f64)) -> Result<f64, LocateError> {
+        let (mut n, mut wsum) = (0u32, 0u32);
+        let v = (-u.1, u.0);
+        for i in 0..9 {
+            for j in 0..7 {
+                let tl = (f64::from(i) / 8.0 - 0.5) * 0.7 * l;
+                let ts = (f64::from(j) / 6.0 - 0.5) * 0.7 * s;
+                let (x, y) = (c.0 + u.0 * tl + v.0 * ts, c.1 + u.1 * tl + v.1 * ts);
+                let (xi, yi) = (x.round() as i32, y.round() as i32);
+                if xi < 0 || yi < 0 || xi >= white.cols() || yi >= white.rows() {
+                    continue;
+                }
+                n += 1;
+                if *white.at_2d::<u8>(yi, xi).map_err(cv("white"))? != 0 {
+                    wsum += 1;
+                }
+            }
+        }
+        Ok(if n == 0 { 0.0 } else { f64::from(wsum) / f64::from(n) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calib::Polygon;
+    use crate::locate::polygon_iou;
+    use crate::rules::RulesetId;
+    use std::path::Path;
+
+    fn geometry() -> TableGeometry {
+        let c =
+            layout::simulated_calibration(RulesetId::Fortune3cp2025, "T1", 1920, 1080, &layout::default_pose(), None);
+        c.validate(Path::new("mem.json")).unwrap()
+    }
+
+    /// Draws a card (table mm, angle in radians) filled with `bgr`, with a light border.
+    fn draw_card(img: &mut Mat, g: &TableGeometry, c: Point, angle: f64, bgr: [f64; 3]) -> [Point; 4] {
+        let [w, h] = g.calibration.card_size_mm;
+        let outline = Polygon::rect(c, w, h, angle);
+        let px: Vec<Point> = outline.0.iter().map(|&p| g.table_to_image(p).unwrap()).collect();
+        let pts: Vector<CvPoint> = px.iter().map(|p| CvPoint::new(p.x.round() as i32, p.y.round() as i32)).collect();
+        imgproc::fill_convex_poly_def(img, &pts, Scalar::new(bgr[0], bgr[1], bgr[2], 0.0)).unwrap();
+        imgproc::polylines(
+            img,
+            &Vector::<Vector<CvPoint>>::from_iter([pts]),
+            true,
+            Scalar::all(90.0),
+            1,
+            imgproc::LINE_8,
+            0,
+        )
+        .unwrap();
+        [px[0], px[1], px[2], px[3]]
+    }
+
+    #[test]
+    fn finds_single_and_overlapping_cards_with_their_faces() {
+        let g = geometry();
+        let (w, h) = (g.calibration.image_width as i32, g.calibration.image_height as i32);
+        let mut img =
+            Mat::new_rows_cols_with_default(h, w, core::CV_8UC3, Scalar::new(40.0, 110.0, 30.0, 0.0)).unwrap();
+        let mut truth = vec![
+            (draw_card(&mut img, &g, Point::new(-300.0, 500.0), 0.3, [245.0, 245.0, 245.0]), true),
+            (draw_card(&mut img, &g, Point::new(250.0, 450.0), -0.5, [40.0, 40.0, 200.0]), false),
+        ];
+        // a hand: three face-up cards, each overlapping the previous by 40 %
+        for i in 0..3 {
+            let c = Point::new(-60.0 + f64::from(i) * 0.6 * 63.5, 650.0);
+            truth.push((draw_card(&mut img, &g, c, 0.0, [240.0, 240.0, 240.0]), true));
+        }
+        let finder = PlaneFinder::new(&g).unwrap();
+        let found = finder.find(&img).unwrap();
+        assert_eq!(found.len(), truth.len(), "found {found:?}");
+        for (quad, face_up) in &truth {
+            let best =
+                found.iter().max_by(|a, b| polygon_iou(&a.quad, quad).total_cmp(&polygon_iou(&b.quad, quad))).unwrap();
+            let iou = polygon_iou(&best.quad, quad);
+            // overlapped cards are measured from their visible edge: IoU ≥ 0.7 is the target
+            assert!(iou >= 0.7, "IoU {iou:.2} for {quad:?}: best {best:?}");
+            assert_eq!(best.face_up, *face_up, "{best:?}");
+        }
+    }
+
+    #[test]
+    fn an_empty_table_has_no_cards() {
+        let g = geometry();
+        let (w, h) = (g.calibration.image_width as i32, g.calibration.image_height as i32);
+        let img = Mat::new_rows_cols_with_default(h, w, core::CV_8UC3, Scalar::new(40.0, 110.0, 30.0, 0.0)).unwrap();
+        assert!(PlaneFinder::new(&g).unwrap().find(&img).unwrap().is_empty());
+    }
+}
