@@ -1,0 +1,208 @@
+//! The real table logic: [`TableMonitor`] (tracker + verifier) behind [`TableLogic`], with the
+//! table's [`Sequencer`] and the readable lines `tablecam run` prints.
+use std::sync::Arc;
+
+use super::contract::{HealthReport, ObservedFrame, SerializedEvent, TableLogic, TableSetup};
+use super::PipelineError;
+use crate::events::{BackendHint, Event, EventBody, RoundFlag, RoundOutcome, Sequencer, StageHealth};
+use crate::recognize::{CardIdentity, DetectedCard};
+use crate::rules::Ruleset;
+use crate::source::HealthEvent;
+use crate::track::{CardObservation, FrameObservations, ObservedFace, SpotPresence, TrackerOptions};
+use crate::verify::{TableMonitor, VerifierOptions};
+
+/// One table's tracker and verifier, numbering its events.
+pub struct MonitorLogic {
+    monitor: TableMonitor,
+    sequencer: Sequencer,
+    table_id: Arc<str>,
+    camera_id: String,
+    /// The last frame seen (number, ms): events not caused by a frame carry it.
+    last: (u64, f64),
+}
+
+impl MonitorLogic {
+    /// The logic of one table with the default tracker and verifier options.
+    pub fn new(setup: &TableSetup<'_>) -> Result<MonitorLogic, PipelineError> {
+        let monitor = TableMonitor::new(
+            Ruleset::new(setup.ruleset),
+            setup.geometry,
+            TrackerOptions::default(),
+            VerifierOptions::new(setup.table_id, setup.camera_id),
+        )
+        .map_err(|e| PipelineError::stage("track", e))?;
+        Ok(MonitorLogic {
+            monitor,
+            sequencer: Sequencer::new(),
+            table_id: Arc::from(setup.table_id),
+            camera_id: setup.camera_id.to_string(),
+            last: (0, 0.0),
+        })
+    }
+
+    /// A [`LogicFactory`](super::LogicFactory) of it.
+    pub fn factory(setup: &TableSetup<'_>) -> Result<Box<dyn TableLogic>, PipelineError> {
+        Ok(Box::new(MonitorLogic::new(setup)?))
+    }
+
+    /// A backend hint, applied with the next frame.
+    pub fn hint(&mut self, hint: BackendHint) {
+        self.monitor.hint(hint);
+    }
+
+    fn emit(&mut self, mut event: Event, volatile: bool, out: &mut Vec<SerializedEvent>) {
+        self.sequencer.stamp(&mut event);
+        let text = readable(&event);
+        out.push(SerializedEvent {
+            table_id: self.table_id.clone(),
+            kind: event.kind().to_string(),
+            topic: event.topic(),
+            frame: event.frame,
+            json: event.to_json(),
+            text,
+            volatile,
+        });
+    }
+
+    fn envelope(&self, body: EventBody) -> Event {
+        Event {
+            table_id: self.table_id.to_string(),
+            camera_id: self.camera_id.clone(),
+            round_id: None,
+            seq: 0,
+            frame: self.last.0,
+            time_ms: self.last.1,
+            body,
+        }
+    }
+}
+
+/// The tracker's view of a detection.
+pub fn observation(card: &DetectedCard) -> CardObservation {
+    CardObservation {
+        face: match card.card {
+            CardIdentity::Card(c) => ObservedFace::Card(c),
+            CardIdentity::Back => ObservedFace::Back,
+            CardIdentity::Unknown => ObservedFace::Unknown,
+        },
+        confidence: card.confidence,
+        face_up: card.face_up,
+        quad: card.quad,
+    }
+}
+
+/// The tracker's input for one observed frame.
+pub fn frame_observations(frame: &ObservedFrame) -> FrameObservations {
+    FrameObservations {
+        frame: frame.frame,
+        time_ms: frame.timestamp_ms,
+        cards: frame.cards.iter().map(observation).collect(),
+        spots: frame
+            .spots
+            .iter()
+            .flatten()
+            .filter(|s| s.present)
+            .map(|s| SpotPresence { seat: s.seat, bet: s.bet })
+            .collect(),
+    }
+}
+
+impl TableLogic for MonitorLogic {
+    fn frame(&mut self, frame: &ObservedFrame, out: &mut Vec<SerializedEvent>) -> Result<(), PipelineError> {
+        self.last = (frame.frame, frame.timestamp_ms);
+        for e in self.monitor.push(&frame_observations(frame)) {
+            self.emit(e, false, out);
+        }
+        Ok(())
+    }
+
+    fn source_health(&mut self, event: &HealthEvent, out: &mut Vec<SerializedEvent>) {
+        // NOT YET: the event schema has no source-health kind; the source's problems go out as
+        // `error` events, its routine news (reconnected, final counters, end) is in the run's
+        // report only.
+        let message = match event {
+            HealthEvent::Corrupt { position, frames, reason, .. } => {
+                format!("{frames} frame(s) from {position} could not be decoded and were skipped: {reason}")
+            }
+            HealthEvent::Gap { expected, got, .. } => format!("frames {expected}..{got} are missing from the source"),
+            HealthEvent::Disconnected { reason, .. } => format!("camera disconnected: {reason}"),
+            HealthEvent::Failed { reason, .. } => format!("source failed, no more frames: {reason}"),
+            _ => return,
+        };
+        let e = self.envelope(EventBody::Error { source: "source".into(), message });
+        self.emit(e, false, out);
+    }
+
+    fn health(&mut self, report: &HealthReport, out: &mut Vec<SerializedEvent>) {
+        let stages = report
+            .stages
+            .iter()
+            .map(|s| StageHealth {
+                stage: s.stage.as_str().to_string(),
+                received: s.received,
+                sent: s.sent,
+                dropped: s.dropped,
+                errors: s.errors,
+                latency_ms_p50: s.latency_p50_ms.unwrap_or(0.0),
+                latency_ms_p99: s.latency_p99_ms.unwrap_or(0.0),
+            })
+            .collect();
+        let mut e = self.envelope(EventBody::Health { stages });
+        (e.frame, e.time_ms) = (report.frame, report.timestamp_ms);
+        self.emit(e, true, out);
+    }
+
+    fn finish(&mut self, out: &mut Vec<SerializedEvent>) -> Result<(), PipelineError> {
+        for e in self.monitor.finish() {
+            self.emit(e, false, out);
+        }
+        Ok(())
+    }
+}
+
+/// The line `tablecam run` prints for an event worth showing: flags, outcomes, round starts.
+pub fn readable(e: &Event) -> Option<String> {
+    let round = e.round_id.as_deref().unwrap_or("-");
+    let head = format!("{} {:>8.1}s frame {:>6} {round}", e.table_id, e.time_ms / 1000.0, e.frame);
+    match &e.body {
+        EventBody::RoundStarted { seats_with_bets, .. } => {
+            let seats: Vec<String> = seats_with_bets.iter().map(u8::to_string).collect();
+            Some(format!("{head} round started (bets at seats {})", seats.join(" ")))
+        }
+        EventBody::RoundFlag(f) => Some(format!("{head} FLAG {}", flag_text(f))),
+        EventBody::RoundOutcome(o) => Some(format!("{head} OUTCOME {}", outcome_text(o))),
+        EventBody::Error { source, message } => Some(format!("{head} error ({source}): {message}")),
+        _ => None,
+    }
+}
+
+fn flag_text(f: &RoundFlag) -> String {
+    let seat = f.seat.map(|s| format!(" seat {s}")).unwrap_or_default();
+    let consequence = f.consequence.get("kind").and_then(|k| k.as_str()).unwrap_or("?");
+    let replaces = f.supersedes_flag.map(|id| format!(" (replaces flag {id})")).unwrap_or_default();
+    format!("#{} {:?}{seat} → {consequence}, {}: {}{replaces}", f.flag_id, f.irregularity, f.citation, f.detail)
+}
+
+fn outcome_text(o: &RoundOutcome) -> String {
+    let mut s = format!("{} {:?}", o.status, o.verification.status).to_lowercase();
+    if !o.verification.reasons.is_empty() {
+        s += &format!(" ({})", o.verification.reasons.join("; "));
+    }
+    if !o.dealer_hand.is_empty() {
+        let q = match o.dealer_qualifies {
+            Some(true) => ", qualifies",
+            Some(false) => ", does not qualify",
+            None => "",
+        };
+        s += &format!("; dealer {}{q}", o.dealer_hand);
+    }
+    for h in &o.hands {
+        let bets: Vec<String> =
+            h.bets.iter().map(|b| format!("{:?} {} {:+}", b.bet, b.outcome, b.net_multiple)).collect();
+        s += &format!("; seat {} {}: {}", h.seat, h.hand, bets.join(", "));
+    }
+    if let Some(prev) = o.supersedes {
+        s += &format!(" (corrects event {prev})");
+    }
+    s
+}
