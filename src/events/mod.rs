@@ -708,6 +708,7 @@ impl Sequencer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
     fn ev(body: EventBody) -> Event {
         Event {
@@ -766,6 +767,33 @@ mod tests {
             }
             _ => unreachable!(),
         }
+    }
+
+    #[test]
+    fn every_example_in_docs_events_md_parses_and_every_kind_has_one() {
+        let doc = include_str!("../../docs/events.md");
+        let mut kinds = BTreeSet::new();
+        let mut in_block = false;
+        for line in doc.lines() {
+            match line.trim() {
+                "```json" => in_block = true,
+                "```" => in_block = false,
+                l if in_block && !l.is_empty() => {
+                    let raw: serde_json::Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+                    for field in
+                        ["schema", "kind", "table_id", "camera_id", "round_id", "seq", "frame", "time_ms", "body"]
+                    {
+                        assert!(raw.get(field).is_some(), "{field} missing: {l}");
+                    }
+                    let e = Event::from_json(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+                    assert!(EventBody::KINDS.contains(&e.kind()));
+                    kinds.insert(e.kind());
+                }
+                _ => {}
+            }
+        }
+        let want: BTreeSet<&str> = EventBody::KINDS.iter().copied().filter(|k| *k != "heartbeat").collect();
+        assert_eq!(kinds, want);
     }
 
     #[test]

@@ -142,7 +142,7 @@ impl Default for TrackerOptions {
             leave_frames: 2,
             occlusion_frames: 20,
             lost_moving_frames: 5,
-            deal_idle_frames: 15,
+            deal_idle_frames: 24,
             deal_settle_frames: 6,
             empty_table_frames: 6,
         }
@@ -294,6 +294,10 @@ struct Track {
     abandoned: bool,
     /// The zone it left, while it travels.
     left_from: Option<TableZone>,
+    /// It left its zone heading for the discard rack.
+    to_discard: bool,
+    /// Where it was first seen.
+    born: Point,
 }
 
 impl Track {
@@ -340,7 +344,12 @@ pub struct Tracker {
     last_frame: Option<(u64, f64)>,
     /// A card was turned face up after the deal (the reveal has begun).
     turned_up: bool,
+    /// Centre of the shoe zone, if the calibration has one.
+    shoe: Option<Point>,
 }
+
+/// Cards first seen within this distance of the shoe are new cards out of it.
+const SHOE_RADIUS_MM: f64 = 260.0;
 
 /// Frames a chip stack is held after it was last seen (presence flicker).
 const CHIP_HOLD_FRAMES: u64 = 3;
@@ -387,6 +396,7 @@ impl Tracker {
             pending_hints: Vec::new(),
             last_frame: None,
             turned_up: false,
+            shoe: geometry.calibration.zones.iter().find(|z| z.kind == ZoneKind::Shoe).map(|z| z.polygon_mm.centroid()),
         })
     }
 
@@ -464,7 +474,11 @@ impl Tracker {
         self.last_frame = Some((frame, obs.time_ms));
         let mut out: Vec<TrackEventKind> = Vec::new();
         for h in std::mem::take(&mut self.pending_hints) {
-            if matches!(h, BackendHint::RoundStart { .. }) && !self.in_round {
+            if matches!(h, BackendHint::RoundStart { .. }) {
+                // Bets open: whatever was left of the last round is over.
+                if self.in_round {
+                    self.end_round(frame, &mut out);
+                }
                 self.start_round(frame, true, &mut out);
             }
             out.push(TrackEventKind::Hint(h));
@@ -505,7 +519,9 @@ impl Tracker {
             for (oi, (p, _)) in points.iter().enumerate() {
                 let d = pred.dist(*p);
                 if d <= gate {
-                    pairs.push((d, ti, oi));
+                    // Distance relative to the gate: a fast card's detection is
+                    // not taken by a still card it flies over.
+                    pairs.push((d / gate, ti, oi));
                 }
             }
         }
@@ -546,6 +562,19 @@ impl Tracker {
                             });
                         }
                     }
+                    if let Some(from) = changes.left {
+                        let heading = self.heading_to_discard(&self.tracks[ti]);
+                        self.tracks[ti].to_discard = heading;
+                        if heading && matches!(self.phase, RoundPhase::Reveal | RoundPhase::Settlement) {
+                            self.set_phase(
+                                RoundPhase::Collection,
+                                "cards are going to the discard rack",
+                                frame,
+                                &mut out,
+                            );
+                        }
+                        let _ = from;
+                    }
                     if let Some((card, previous)) = changes.identified {
                         let t = &self.tracks[ti];
                         out.push(TrackEventKind::Identified { track: t.id, zone: t.zone, card, previous });
@@ -578,13 +607,28 @@ impl Tracker {
                     arrived: false,
                     abandoned: false,
                     left_from: None,
+                    to_discard: false,
+                    born: *p,
                 });
             }
         }
-        // A card out of the shoe outside any round starts one.
-        if !self.in_round
-            && self.tracks.iter().any(|t| t.confirmed && !t.arrived && self.zone_of(t.pos) != Some(TableZone::Discard))
-        {
+        // A card out of the shoe outside any round (or while the last one is
+        // being collected) starts one.
+        let new_card = |t: &Track| {
+            t.confirmed
+                && !t.arrived
+                && !t.to_discard
+                && t.left_from.is_none()
+                && self.zone_of(t.pos) != Some(TableZone::Discard)
+        };
+        let next_round = self.in_round
+            && self.phase == RoundPhase::Collection
+            && self.tracks.iter().any(|t| new_card(t) && self.near_shoe(t.born));
+        let any_new = self.tracks.iter().any(new_card);
+        if next_round {
+            self.end_round(frame, &mut out);
+        }
+        if (next_round || !self.in_round) && any_new {
             self.start_round(frame, false, &mut out);
         }
 
@@ -604,14 +648,12 @@ impl Tracker {
             self.on_settled(ti, frame, &mut out);
         }
 
-        // Lost tracks.
+        // Lost tracks. A card lying in its zone may be under a hand for a while;
+        // one in motion or outside every zone is gone sooner.
         let mut gone: Vec<usize> = Vec::new();
         for (ti, t) in self.tracks.iter().enumerate() {
-            let limit = if t.zone.is_some() && t.outside_frames == 0 && t.speed() <= self.opts.settle_speed_mm * 2.0 {
-                self.opts.occlusion_frames
-            } else {
-                self.opts.lost_moving_frames
-            };
+            let in_zone = t.zone.is_some() && t.outside_frames == 0 && self.phase != RoundPhase::Collection;
+            let limit = if in_zone { self.opts.occlusion_frames } else { self.opts.lost_moving_frames };
             if t.missed > limit || (!t.confirmed && t.missed > 1) {
                 gone.push(ti);
             }
@@ -621,12 +663,17 @@ impl Tracker {
             if !t.confirmed || t.abandoned && t.zone.is_none() {
                 continue;
             }
-            let near_discard = t.zone == Some(TableZone::Discard)
+            let moving = t.speed() > self.opts.settle_speed_mm;
+            // Collected cards stack up in the discard rack and hide each other
+            // on the way there.
+            let collected = t.to_discard
+                || self.phase == RoundPhase::Collection
+                || moving && self.heading_to_discard(&t)
+                || t.zone == Some(TableZone::Discard)
                 || self.zone_of(t.pos) == Some(TableZone::Discard)
                 || self.zones.iter().any(|z| z.zone == TableZone::Discard && z.polygon.centroid().dist(t.pos) < 150.0);
-            if near_discard {
-                // Stacked in the discard rack and hidden by the cards above it.
-                if let Some(from) = t.zone.filter(|z| *z != TableZone::Discard) {
+            if collected {
+                if let Some(from) = t.zone.or(t.left_from).filter(|z| *z != TableZone::Discard) {
                     out.push(TrackEventKind::Moved { track: t.id, from, to: TableZone::Discard, phase: self.phase });
                     self.on_collected(from, frame, &mut out);
                 }
@@ -634,7 +681,7 @@ impl Tracker {
             }
             if t.arrived || t.zone.is_some() {
                 activity = true;
-                out.push(TrackEventKind::Removed { track: t.id, from: t.zone, card: t.identity });
+                out.push(TrackEventKind::Removed { track: t.id, from: t.zone.or(t.left_from), card: t.identity });
             }
         }
         if activity {
@@ -643,6 +690,16 @@ impl Tracker {
         self.advance_phase(frame, &mut out);
         let time_ms = obs.time_ms;
         out.into_iter().map(|kind| TrackEvent { frame, time_ms, kind }).collect()
+    }
+
+    /// Whether a travelling card is heading for the discard rack.
+    fn heading_to_discard(&self, t: &Track) -> bool {
+        let Some(d) = self.zones.iter().find(|z| z.zone == TableZone::Discard).map(|z| z.polygon.centroid()) else {
+            return false;
+        };
+        let (dx, dy) = (d.x - t.pos.x, d.y - t.pos.y);
+        let (n, v) = (dx.hypot(dy), t.speed());
+        n < 1.0 || v > 0.0 && (t.vel[0] * dx + t.vel[1] * dy) / (n * v) > 0.8
     }
 
     fn start_round(&mut self, frame: u64, by_hint: bool, out: &mut Vec<TrackEventKind>) {
@@ -845,22 +902,35 @@ impl Tracker {
         if on_table.is_empty() && !moving && !matches!(self.phase, RoundPhase::Dealing | RoundPhase::WaitingForBets) {
             let since = *self.empty_since.get_or_insert(frame);
             if frame - since >= u64::from(self.opts.empty_table_frames) {
-                if self.phase != RoundPhase::Collection {
-                    self.set_phase(RoundPhase::Collection, "the table is empty", frame, out);
-                }
-                self.set_phase(RoundPhase::WaitingForBets, "the table is empty", frame, out);
-                out.push(TrackEventKind::RoundEnded);
-                self.in_round = false;
-                self.empty_since = None;
-                self.hinted_bets = None;
-                self.hinted_banker = None;
-                self.arrivals.clear();
-                self.dealt_count = 0;
-                // Cards in the discard rack are done with.
-                self.tracks.retain(|t| t.zone.is_none() && !t.arrived);
+                self.end_round(frame, out);
             }
         } else {
             self.empty_since = None;
+        }
+    }
+
+    fn end_round(&mut self, frame: u64, out: &mut Vec<TrackEventKind>) {
+        if self.phase != RoundPhase::Collection && self.phase != RoundPhase::WaitingForBets {
+            self.set_phase(RoundPhase::Collection, "the table is empty", frame, out);
+        }
+        self.set_phase(RoundPhase::WaitingForBets, "the round is over", frame, out);
+        out.push(TrackEventKind::RoundEnded);
+        self.in_round = false;
+        self.empty_since = None;
+        self.hinted_bets = None;
+        self.hinted_banker = None;
+        self.arrivals.clear();
+        self.dealt_count = 0;
+        // Cards of the round are done with; a card still seen later starts afresh.
+        self.tracks.retain(|t| t.zone.is_none() && !t.arrived);
+    }
+
+    /// Whether a point is where cards come from: near the shoe, or anywhere
+    /// when the table has no shoe zone.
+    fn near_shoe(&self, p: Point) -> bool {
+        match self.shoe {
+            Some(c) => c.dist(p) < SHOE_RADIUS_MM,
+            None => true,
         }
     }
 

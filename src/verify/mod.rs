@@ -336,7 +336,7 @@ impl Verifier {
             }
             TrackEventKind::Removed { track, from, card } => {
                 out.push(self.event(frame, t, EventBody::CardRemoved { track: *track, from: *from, card: *card }));
-                if let Some(r) = self.round.as_mut() {
+                if let Some(r) = self.round.as_mut().filter(|r| r.phase != Some(RoundPhase::Collection)) {
                     if let Some(c) = r.cards.get_mut(track) {
                         c.gone = true;
                     }
@@ -408,20 +408,20 @@ impl Verifier {
         r.cards.values().filter(|c| c.home == zone && !c.gone).count()
     }
 
-    /// The prescribed per-card sequences of zones, one per dealing mode still possible.
-    fn candidates(&self, r: &RoundRec) -> Vec<Vec<TableZone>> {
+    /// The prescribed deliveries (zone, cards), one list per dealing mode (or
+    /// San Gong starting place) still possible.
+    fn candidates(&self, r: &RoundRec) -> Vec<Vec<(TableZone, u8)>> {
         let seats: Vec<Seat> = self.bet_seats(r).into_iter().map(Seat).collect();
-        let expand = |plan: Vec<crate::rules::Delivery>| -> Vec<TableZone> {
+        let expand = |plan: Vec<crate::rules::Delivery>| -> Vec<(TableZone, u8)> {
             plan.iter()
-                .filter(|d| d.to != Position::Discard)
-                .flat_map(|d| {
+                .filter_map(|d| {
                     let z = match d.to {
                         Position::Seat(s) => TableZone::Seat(s.0),
                         Position::Dealer => TableZone::Dealer,
                         Position::Community => TableZone::Community,
-                        Position::Discard => TableZone::Discard,
+                        Position::Discard => return None,
                     };
-                    std::iter::repeat(z).take(d.cards as usize)
+                    Some((z, d.cards))
                 })
                 .collect()
         };
@@ -438,13 +438,9 @@ impl Verifier {
             }
             // Without the dice total any starting place is possible (Art. 2(2));
             // the order is still counter-clockwise, three cards each.
-            let per = self.rs.cards_per_hand as usize;
+            let per = self.rs.cards_per_hand;
             return (1..=8u8)
-                .map(|first| {
-                    (0..8u8)
-                        .flat_map(|i| std::iter::repeat(TableZone::Seat((first - 1 + 8 - i) % 8 + 1)).take(per))
-                        .collect()
-                })
+                .map(|first| (0..8u8).map(|i| (TableZone::Seat((first - 1 + 8 - i) % 8 + 1), per)).collect())
                 .collect();
         }
         let progressive = self.progressive_present(r);
@@ -608,12 +604,12 @@ impl Verifier {
             }
             return;
         }
-        let cands = self.candidates(r);
-        let matches = |c: &Vec<TableZone>, upto: usize| c.len() > upto && c[..=upto] == seq[..=upto];
-        if cands.iter().any(|c| matches(c, i)) || cands.iter().all(|c| c.len() <= i) {
+        let results: Vec<Result<(), (usize, TableZone)>> =
+            self.candidates(r).iter().map(|c| match_deliveries(c, &seq)).collect();
+        if results.is_empty() || results.iter().any(Result::is_ok) {
             return;
         }
-        let missed = cands.iter().find(|c| i == 0 || matches(c, i - 1)).and_then(|c| c.get(i).copied());
+        let missed = results.iter().filter_map(|x| x.err()).filter(|(at, _)| *at == i).map(|(_, z)| z).next();
         if let Some(missed) = missed {
             let dev = Deviation { index: i, got: seq[i], missed, frame };
             self.round.as_mut().expect("checked").deviation = Some(dev);
@@ -715,7 +711,9 @@ impl Verifier {
     fn emit_outcome(&mut self, frame: u64, t: f64, out: &mut Vec<Event>) {
         let Some(r) = self.round.as_ref() else { return };
         let outcome = self.build_outcome(r);
-        if r.outcome.as_ref() == Some(&outcome) {
+        // Exactly one outcome per round; a later one only when the flags in force
+        // changed (a correction).
+        if r.outcome.as_ref().is_some_and(|o| o.flags == outcome.flags) {
             return;
         }
         // One outcome per round; a changed one later is a correction (the
@@ -724,24 +722,25 @@ impl Verifier {
         out.push(self.event(frame, t, EventBody::RoundOutcome(Box::new(outcome))));
     }
 
-    fn decision_of(&self, r: &RoundRec, seat: u8, wagers: &[Wager], reasons: &mut Vec<String>) -> Decision {
+    /// A hand's decision: told, seen, or `None` when the camera cannot tell.
+    fn decision_of(&self, r: &RoundRec, seat: u8, wagers: &[Wager], reasons: &mut Vec<String>) -> Option<Decision> {
         if let Some(d) = r.hinted_decisions.get(&seat) {
-            return *d;
+            return Some(*d);
         }
         if r.folds.contains(&seat) {
-            return Decision::Folded;
+            return Some(Decision::Folded);
         }
         let chips = r.chips_at_reveal.as_ref();
         match self.rs.kind {
-            GameKind::SanGong => Decision::Played,
+            GameKind::SanGong => Some(Decision::Played),
             GameKind::FortuneThreeCard | GameKind::Stud => {
                 let spot = if self.rs.kind == GameKind::Stud { BetKind::Raise } else { BetKind::Play };
                 match chips {
-                    Some(c) if c.iter().any(|s| s.seat == seat && s.bet == spot) => Decision::Played,
-                    Some(_) => Decision::Folded,
+                    Some(c) if c.iter().any(|s| s.seat == seat && s.bet == spot) => Some(Decision::Played),
+                    Some(_) => Some(Decision::Folded),
                     None => {
                         reasons.push(format!("seat {seat}: decision not seen (no reveal observed)"));
-                        Decision::Played
+                        None
                     }
                 }
             }
@@ -752,8 +751,9 @@ impl Verifier {
                     reasons.push(format!(
                         "seat {seat}: decision not seen (a Q Poker fold shows only when the cards are collected)"
                     ));
+                    return None;
                 }
-                Decision::Played
+                Some(Decision::Played)
             }
         }
     }
@@ -830,12 +830,17 @@ impl Verifier {
         let mut unseen_folded: Vec<u8> = Vec::new();
         let mut unsettled = false;
         let mut decisions: BTreeMap<u8, Decision> = BTreeMap::new();
+        let mut undecided: Vec<u8> = Vec::new();
         for &s in &seats {
             let cs = cards_in(TableZone::Seat(s));
             hand_cards.insert(s, seen(&cs));
             let wagers = if self.bet_seats(r).contains(&s) { self.wagers_of(r, s) } else { vec![] };
-            let decision =
-                if wagers.is_empty() { Decision::Played } else { self.decision_of(r, s, &wagers, &mut reasons) };
+            let seen_decision =
+                if wagers.is_empty() { Some(Decision::Played) } else { self.decision_of(r, s, &wagers, &mut reasons) };
+            if seen_decision.is_none() {
+                undecided.push(s);
+            }
+            let decision = seen_decision.unwrap_or_default();
             decisions.insert(s, decision);
             let mut wagers = wagers;
             if decision == Decision::Played {
@@ -888,7 +893,7 @@ impl Verifier {
             reasons.push("community cards never seen face up".into());
             unsettled = true;
         }
-        let mut round = Round {
+        let round = Round {
             hands,
             dealer: dealer_known,
             community: if progressive { community_known } else { vec![] },
@@ -901,12 +906,16 @@ impl Verifier {
         } else if unsettled {
             None
         } else {
-            self.settle_with_unseen_folds(&mut round, &unseen_folded, &mut reasons)
+            self.settle_robust(&round, &unseen_folded, &undecided, &mut reasons)
         };
         if settlement.is_none() && !unsettled && voided.is_none() {
             reasons.push("the rules engine could not settle the cards seen".into());
         }
-        let folds: Vec<u8> = decisions.iter().filter(|(_, d)| **d == Decision::Folded).map(|(s, _)| *s).collect();
+        let folds: Vec<u8> = decisions
+            .iter()
+            .filter(|(s, d)| **d == Decision::Folded && !undecided.contains(s))
+            .map(|(s, _)| *s)
+            .collect();
         let mut results: Vec<HandResult> = Vec::new();
         for &s in &seats {
             let hs = settlement.as_ref().and_then(|st| st.hands.iter().find(|h| h.seat == Seat(s)));
@@ -969,49 +978,106 @@ impl Verifier {
         }
     }
 
-    /// Settles a round in which some folded hands were collected unseen. Their
-    /// bets rarely depend on their cards (a fold loses the Ante), so the round is
-    /// settled with a weak and with a strong stand-in hand: the same result both
-    /// ways is the result; different results are reported as unverifiable.
-    fn settle_with_unseen_folds(
+    /// Settles a round with hands whose cards or decision were not seen: folded
+    /// hands collected face down (a fold usually loses whatever the cards) and
+    /// Q Poker decisions the camera cannot see. The round is settled every way
+    /// those unknowns could go (a weak and a strong stand-in hand; played and
+    /// folded); a bet that comes out the same every way is settled, one that
+    /// does not is left out (never guessed) and the reason reported.
+    fn settle_robust(
         &self,
-        round: &mut Round,
+        round: &Round,
         unseen: &[u8],
+        undecided: &[u8],
         reasons: &mut Vec<String>,
     ) -> Option<Settlement> {
-        if unseen.is_empty() {
+        if unseen.is_empty() && undecided.is_empty() {
             return settle(&self.rs, round).ok();
         }
         let n = self.rs.cards_per_hand as usize;
         let mut results: Vec<Settlement> = Vec::new();
         for strong in [false, true] {
-            let mut r = round.clone();
-            let mut used: BTreeSet<Card> = r
-                .hands
-                .iter()
-                .flat_map(|h| h.cards.iter().copied())
-                .chain(r.dealer.iter().copied())
-                .chain(r.community.iter().copied())
-                .collect();
-            for h in r.hands.iter_mut().filter(|h| unseen.contains(&h.seat.0)) {
-                let cards = stand_in(n, strong, &used)?;
-                used.extend(cards.iter().copied());
-                h.cards = cards;
-            }
-            results.push(settle(&self.rs, &r).ok()?);
-        }
-        let (weak, strong) = (&results[0], &results[1]);
-        for &s in unseen {
-            let a = weak.hands.iter().find(|h| h.seat.0 == s).map(|h| &h.bets);
-            let b = strong.hands.iter().find(|h| h.seat.0 == s).map(|h| &h.bets);
-            if a != b {
-                reasons.push(format!(
-                    "seat {s} folded and was collected face down: its result depends on cards never seen"
-                ));
+            for fold in [false, true] {
+                let mut r = round.clone();
+                let mut used: BTreeSet<Card> = r
+                    .hands
+                    .iter()
+                    .flat_map(|h| h.cards.iter().copied())
+                    .chain(r.dealer.iter().copied())
+                    .chain(r.community.iter().copied())
+                    .collect();
+                for h in r.hands.iter_mut() {
+                    if unseen.contains(&h.seat.0) {
+                        let cards = stand_in(n, strong, &used)?;
+                        used.extend(cards.iter().copied());
+                        h.cards = cards;
+                    }
+                    if undecided.contains(&h.seat.0) {
+                        h.decision = if fold { Decision::Folded } else { Decision::Played };
+                    }
+                }
+                results.push(settle(&self.rs, &r).ok()?);
             }
         }
-        Some(results.swap_remove(0))
+        let mut first = results[0].clone();
+        for h in first.hands.iter_mut() {
+            let s = h.seat.0;
+            if !unseen.contains(&s) && !undecided.contains(&s) {
+                continue;
+            }
+            let same = |b: &crate::rules::settle::BetSettlement| {
+                results
+                    .iter()
+                    .all(|r| r.hands.iter().find(|x| x.seat == h.seat).is_some_and(|x| x.bets.iter().any(|y| y == b)))
+            };
+            let before = h.bets.len();
+            h.bets.retain(same);
+            if h.bets.len() != before {
+                reasons.push(if unseen.contains(&s) {
+                    format!("seat {s} folded and was collected face down: its result depends on cards never seen")
+                } else {
+                    format!("seat {s}: bets that depend on the unseen decision are not settled")
+                });
+            }
+        }
+        Some(first)
     }
+}
+
+/// Whether the cards that arrived (zones in arrival order) follow the prescribed
+/// deliveries. Cards of one packet may land a few frames apart (a card hidden
+/// under its neighbours is seen late), so a late card of an earlier, unfinished
+/// delivery is accepted, and so is the next delivery starting while a packet is
+/// still landing. Extra cards are the card count's business. `Err((i, zone))`:
+/// arrival `i` went elsewhere than to `zone`, whose turn it was.
+fn match_deliveries(cand: &[(TableZone, u8)], seq: &[TableZone]) -> Result<(), (usize, TableZone)> {
+    let mut remaining: Vec<u8> = cand.iter().map(|d| d.1).collect();
+    let mut k = 0;
+    for (i, &z) in seq.iter().enumerate() {
+        while k < cand.len() && remaining[k] == 0 {
+            k += 1;
+        }
+        if k >= cand.len() {
+            return Ok(());
+        }
+        if cand[k].0 == z {
+            remaining[k] -= 1;
+            continue;
+        }
+        if let Some(j) = (0..k).rev().find(|&j| cand[j].0 == z && remaining[j] > 0) {
+            remaining[j] -= 1;
+            continue;
+        }
+        if remaining[k] < cand[k].1 {
+            if let Some(j) = (k + 1..cand.len()).find(|&j| remaining[j] > 0).filter(|&j| cand[j].0 == z) {
+                remaining[j] -= 1;
+                k = j;
+                continue;
+            }
+        }
+        return Err((i, cand[k].0));
+    }
+    Ok(())
 }
 
 /// `n` cards not in `used`: a weak hand (no pair, straight or flush) or a straight flush.
