@@ -6,6 +6,7 @@
 //! `tablecam journal verify FILE` checks a journal line by line ([`cli`]).
 pub mod cli;
 mod journal;
+pub mod recording;
 
 pub use journal::{
     entry_hash, verify_file, BadHash, EntryHash, FsyncPolicy, Journal, JournalError, Problem, ProblemKind, Receipt,
