@@ -39,6 +39,10 @@ pub struct SimulateArgs {
     /// Output folder.
     #[arg(long, default_value = "datasets/generated/session")]
     pub out: PathBuf,
+    /// Video codec of video.avi: `mjpg` (every frame a JPEG, large) or `mp4v` (MPEG-4 part 2,
+    /// ~10× smaller: for sessions committed to the repository such as the demo's).
+    #[arg(long, default_value = "mjpg")]
+    pub codec: String,
 }
 
 /// Subcommands of `tablecam simulate`.
@@ -99,6 +103,9 @@ pub fn run_cli(args: &SimulateArgs) -> Result<(), SimError> {
         "1080p" => (1920, 1080),
         other => return Err(SimError::Bad(format!("unknown size {other:?}: use 720p or 1080p"))),
     };
+    if !matches!(args.codec.as_str(), "mjpg" | "mp4v") {
+        return Err(SimError::Bad(format!("unknown codec {:?}: use mjpg or mp4v", args.codec)));
+    }
     let spec = SessionSpec {
         ruleset,
         rounds: args.rounds,
@@ -119,6 +126,9 @@ pub fn run_cli(args: &SimulateArgs) -> Result<(), SimError> {
         );
     })?;
     eprintln!();
+    if args.codec == "mp4v" {
+        super::session::transcode_mp4v(&spec.out.join("video.avi"))?;
+    }
     println!(
         "{}: {} rounds, {} frames at {}×{} ({} fps), design {} ({}), table {}, conditions {}, camera tilt {:.1}°",
         spec.out.display(),

@@ -479,6 +479,33 @@ fn round3(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
 }
 
+/// Re-encodes an MJPG `video.avi` in place as MPEG-4 part 2 (`FMP4` in the AVI container):
+/// about ten times smaller, for sessions committed to the repository. Frame count, size and
+/// rate are kept; the pixels change (lossy), so ground truth stays valid but a recording of it
+/// is the re-encoded video.
+pub fn transcode_mp4v(path: &Path) -> Result<(), SimError> {
+    let name =
+        |p: &Path| p.to_str().map(str::to_string).ok_or_else(|| SimError::Bad(format!("{}: not UTF-8", p.display())));
+    let tmp = path.with_extension("mp4v.tmp.avi");
+    let mut reader = videoio::VideoCapture::from_file_def(&name(path)?).map_err(cv("opening the MJPG video"))?;
+    let fps = reader.get(videoio::CAP_PROP_FPS).map_err(cv("video fps"))?;
+    let w = reader.get(videoio::CAP_PROP_FRAME_WIDTH).map_err(cv("video width"))? as i32;
+    let h = reader.get(videoio::CAP_PROP_FRAME_HEIGHT).map_err(cv("video height"))? as i32;
+    let fourcc = videoio::VideoWriter::fourcc('F', 'M', 'P', '4').map_err(cv("FMP4 fourcc"))?;
+    let mut writer = videoio::VideoWriter::new(&name(&tmp)?, fourcc, fps, Size::new(w, h), true)
+        .map_err(cv("opening the MPEG-4 writer"))?;
+    if !writer.is_opened().map_err(cv("video writer"))? {
+        return Err(SimError::Bad(format!("{}: OpenCV cannot write MPEG-4 (FMP4) video here", tmp.display())));
+    }
+    let mut frame = Mat::default();
+    while reader.read(&mut frame).map_err(cv("reading the MJPG video"))? {
+        writer.write(&frame).map_err(cv("writing MPEG-4"))?;
+    }
+    writer.release().map_err(cv("closing the MPEG-4 video"))?;
+    std::fs::rename(&tmp, path).map_err(io(path))?;
+    Ok(())
+}
+
 /// Converts an RGB image to an OpenCV BGR Mat.
 pub fn to_bgr_mat(img: &image::RgbImage) -> Result<Mat, SimError> {
     let (w, h) = img.dimensions();
