@@ -40,7 +40,7 @@ pub struct SimulateArgs {
     #[arg(long, default_value = "datasets/generated/session")]
     pub out: PathBuf,
     /// Video codec of video.avi: `mjpg` (every frame a JPEG, large) or `mp4v` (MPEG-4 part 2,
-    /// ~10× smaller: for sessions committed to the repository such as the demo's).
+    /// ~4× smaller: for sessions committed to the repository such as the demo's).
     #[arg(long, default_value = "mjpg")]
     pub codec: String,
 }

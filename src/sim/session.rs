@@ -480,7 +480,7 @@ fn round3(v: f64) -> f64 {
 }
 
 /// Re-encodes an MJPG `video.avi` in place as MPEG-4 part 2 (`FMP4` in the AVI container):
-/// about ten times smaller, for sessions committed to the repository. Frame count, size and
+/// about four times smaller, for sessions committed to the repository. Frame count, size and
 /// rate are kept; the pixels change (lossy), so ground truth stays valid but a recording of it
 /// is the re-encoded video.
 pub fn transcode_mp4v(path: &Path) -> Result<(), SimError> {
