@@ -142,7 +142,7 @@ impl Default for TrackerOptions {
             leave_frames: 2,
             occlusion_frames: 20,
             lost_moving_frames: 5,
-            deal_idle_frames: 24,
+            deal_idle_frames: 15,
             deal_settle_frames: 6,
             empty_table_frames: 6,
         }
