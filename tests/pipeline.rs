@@ -138,7 +138,9 @@ impl EchoLogic {
             table_id: self.table.clone(),
             kind: kind.into(),
             topic: format!("{}.{kind}", self.table),
+            seq: self.seq,
             frame,
+            time_ms: 0.0,
             json: format!(r#"{{"seq":{},"kind":"{kind}","frame":{frame},"body":{body}}}"#, self.seq),
             text: None,
             volatile,
@@ -180,6 +182,7 @@ fn table(id: &str, source: NumberedFrames, fail_on: Option<u64>) -> TableInput {
         geometry: geometry(),
         presence: None,
         logic: Box::new(EchoLogic { table: Arc::from(id), seq: 0, fail_on }),
+        hints: None,
     }
 }
 

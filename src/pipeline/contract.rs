@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::stage::StageStats;
 use super::PipelineError;
 use crate::calib::TableGeometry;
+use crate::events::BackendHint;
 use crate::presence::SpotState;
 use crate::recognize::DetectedCard;
 use crate::rules::RulesetId;
@@ -45,7 +46,7 @@ pub struct HealthReport {
 }
 
 /// An event ready to go out: serialized once, journaled then published byte for byte.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SerializedEvent {
     /// The table.
     pub table_id: Arc<str>,
@@ -53,8 +54,12 @@ pub struct SerializedEvent {
     pub kind: String,
     /// The publishing topic, `<table>.<kind>`.
     pub topic: String,
+    /// The table's sequence number of the event (in its JSON too).
+    pub seq: u64,
     /// The frame the event belongs to.
     pub frame: u64,
+    /// That frame's timestamp, ms.
+    pub time_ms: f64,
     /// The event as one JSON line (no newline).
     pub json: String,
     /// A readable line for the terminal, for the kinds worth showing (outcomes, flags).
@@ -85,8 +90,22 @@ pub trait TableLogic: Send {
     /// The pipeline's periodic counters.
     fn health(&mut self, report: &HealthReport, out: &mut Vec<SerializedEvent>);
 
+    /// A message from the table's backend, applied before the next frame. Default: ignored.
+    fn hint(&mut self, hint: &TableHint, out: &mut Vec<SerializedEvent>) {
+        let _ = (hint, out);
+    }
+
     /// The end: no more frames.
     fn finish(&mut self, out: &mut Vec<SerializedEvent>) -> Result<(), PipelineError>;
+}
+
+/// What the backend's inbound channel hands a table's logic.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TableHint {
+    /// A valid message, converted for the tracker.
+    Hint(BackendHint),
+    /// A message that was refused (malformed, or nothing the tracker can use): why.
+    Refused(String),
 }
 
 /// Where events end: the journal then the publisher, a file, or memory.

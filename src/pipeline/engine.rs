@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TrySendError};
 use serde::Serialize;
 
-use super::contract::{EventSink, HealthReport, ObservedFrame, SerializedEvent, TableLogic};
+use super::contract::{EventSink, HealthReport, ObservedFrame, SerializedEvent, TableHint, TableLogic};
 use super::recognizer::{CardRecognizer, RecognizerFactory};
 use super::stage::{StageCounters, StageName, StageStats};
 use super::PipelineError;
@@ -42,6 +42,8 @@ pub struct TableInput {
     pub presence: Option<PresenceDetector>,
     /// Tracker, round state machine and verifier.
     pub logic: Box<dyn TableLogic>,
+    /// Messages from the table's backend, if it has one (applied before the next frame).
+    pub hints: Option<Receiver<TableHint>>,
 }
 
 /// Sizes and intervals of the pipeline.
@@ -215,7 +217,7 @@ impl Pipeline {
             };
             let tx = job_tx.clone();
             pipeline.spawn(format!("source-{camera_id}"), move || source_loop(live, tx, ctx))?;
-            logics.push((t.table_id, t.presence, t.logic));
+            logics.push((t.table_id, t.presence, t.logic, t.hints));
         }
         drop(job_tx);
 
@@ -231,11 +233,12 @@ impl Pipeline {
         drop(job_rx);
         drop(result_txs);
 
-        for (i, ((table_id, presence, logic), rx)) in logics.into_iter().zip(result_rxs).enumerate() {
+        for (i, ((table_id, presence, logic, hints), rx)) in logics.into_iter().zip(result_rxs).enumerate() {
             let table = TableCtx {
                 index: i,
                 presence,
                 logic,
+                hints,
                 counters: all_counters[i].clone(),
                 sink: sink_tx.clone(),
                 health_interval_ms: options.health_interval_ms,
@@ -398,6 +401,7 @@ struct TableCtx {
     index: usize,
     presence: Option<PresenceDetector>,
     logic: Box<dyn TableLogic>,
+    hints: Option<Receiver<TableHint>>,
     counters: Counters,
     sink: Sender<(usize, SerializedEvent)>,
     health_interval_ms: u64,
@@ -456,6 +460,12 @@ impl TableCtx {
             DoneItem::Failed => return,
             DoneItem::Health(h) => self.logic.source_health(&h, &mut out),
             DoneItem::Cards(frame, cards) => {
+                // Backend messages that came since the last frame apply from this one on.
+                if let Some(hints) = &self.hints {
+                    for hint in hints.try_iter() {
+                        self.logic.hint(&hint, &mut out);
+                    }
+                }
                 let counters = self.counters.clone();
                 let track = c(&counters, StageName::Track);
                 track.received();

@@ -2,9 +2,9 @@
 //! table's [`Sequencer`] and the readable lines `tablecam run` prints.
 use std::sync::Arc;
 
-use super::contract::{HealthReport, ObservedFrame, SerializedEvent, TableLogic, TableSetup};
+use super::contract::{HealthReport, ObservedFrame, SerializedEvent, TableHint, TableLogic, TableSetup};
 use super::PipelineError;
-use crate::events::{BackendHint, Event, EventBody, RoundFlag, RoundOutcome, Sequencer, StageHealth};
+use crate::events::{Event, EventBody, RoundFlag, RoundOutcome, Sequencer, StageHealth};
 use crate::recognize::{CardIdentity, DetectedCard};
 use crate::rules::Ruleset;
 use crate::source::HealthEvent;
@@ -45,11 +45,6 @@ impl MonitorLogic {
         Ok(Box::new(MonitorLogic::new(setup)?))
     }
 
-    /// A backend hint, applied with the next frame.
-    pub fn hint(&mut self, hint: BackendHint) {
-        self.monitor.hint(hint);
-    }
-
     fn emit(&mut self, mut event: Event, volatile: bool, out: &mut Vec<SerializedEvent>) {
         self.sequencer.stamp(&mut event);
         let text = readable(&event);
@@ -57,7 +52,9 @@ impl MonitorLogic {
             table_id: self.table_id.clone(),
             kind: event.kind().to_string(),
             topic: event.topic(),
+            seq: event.seq,
             frame: event.frame,
+            time_ms: event.time_ms,
             json: event.to_json(),
             text,
             volatile,
@@ -150,6 +147,17 @@ impl TableLogic for MonitorLogic {
         let mut e = self.envelope(EventBody::Health { stages });
         (e.frame, e.time_ms) = (report.frame, report.timestamp_ms);
         self.emit(e, true, out);
+    }
+
+    fn hint(&mut self, hint: &TableHint, out: &mut Vec<SerializedEvent>) {
+        match hint {
+            // The verifier echoes it as `backend.hint` with the frame it was applied at.
+            TableHint::Hint(h) => self.monitor.hint(h.clone()),
+            TableHint::Refused(message) => {
+                let e = self.envelope(EventBody::Error { source: "backend".into(), message: message.clone() });
+                self.emit(e, false, out);
+            }
+        }
     }
 
     fn finish(&mut self, out: &mut Vec<SerializedEvent>) -> Result<(), PipelineError> {

@@ -26,6 +26,7 @@ mod engine;
 mod error;
 mod logic;
 mod recognizer;
+pub mod run;
 mod sink;
 mod stage;
 

@@ -95,12 +95,19 @@ impl EventSink for JsonLinesSink {
 pub struct PrintingSink<S: EventSink> {
     inner: S,
     out: Box<dyn Write + Send>,
+    /// Every event's JSON line rather than the readable lines.
+    json: bool,
 }
 
 impl<S: EventSink> PrintingSink<S> {
-    /// Prints to `out` (e.g. stdout) in front of `inner`.
+    /// Prints readable lines to `out` (e.g. stdout) in front of `inner`.
     pub fn new(inner: S, out: Box<dyn Write + Send>) -> PrintingSink<S> {
-        PrintingSink { inner, out }
+        PrintingSink { inner, out, json: false }
+    }
+
+    /// Prints every event's JSON line to `out` in front of `inner`.
+    pub fn json(inner: S, out: Box<dyn Write + Send>) -> PrintingSink<S> {
+        PrintingSink { inner, out, json: true }
     }
 }
 
@@ -108,7 +115,8 @@ impl<S: EventSink> EventSink for PrintingSink<S> {
     fn accept(&mut self, event: &SerializedEvent) -> Result<(), PipelineError> {
         // Journal (and publish) first: the terminal shows what is on record.
         self.inner.accept(event)?;
-        if let Some(text) = &event.text {
+        let line = if self.json { Some(&event.json) } else { event.text.as_ref() };
+        if let Some(text) = line {
             // A closed terminal (`| head`) must not stop the journal.
             let _ = writeln!(self.out, "{text}");
             let _ = self.out.flush();
