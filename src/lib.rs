@@ -7,6 +7,7 @@
 
 pub mod calib;
 pub mod classify;
+pub mod dispute;
 pub mod doctor;
 pub mod events;
 pub mod locate;
@@ -17,6 +18,7 @@ pub mod presence;
 pub mod publish;
 pub mod recognize;
 pub mod record;
+pub mod replay;
 pub mod rng;
 pub mod rules;
 pub mod sim;

@@ -17,6 +17,9 @@ enum Command {
     Calibrate(tablecam::calib::cli::CalibrateArgs),
     /// Recognise the cards in images: identity, confidence, face up or down, corners.
     Detect(tablecam::recognize::cli::DetectArgs),
+    /// Dispute evidence pack: one round as an offline HTML report (timeline, annotated key frames, hands,
+    /// outcome per bet, flags with articles, verification, journal hash chain).
+    Dispute(tablecam::dispute::cli::DisputeArgs),
     /// Check that the native stack (ONNX Runtime, OpenCV, ZeroMQ, cameras) is usable here.
     Doctor,
     /// Card recognition accuracy and speed on simulator frames and labelled real photos.
@@ -27,8 +30,12 @@ enum Command {
     Keys(tablecam::publish::cli::KeysArgs),
     /// Exact (or Monte Carlo) return to player and house edge of every bet of a ruleset.
     Odds(tablecam::odds::OddsArgs),
+    /// Re-run the whole pipeline over a recording or a simulator session (byte-identical events).
+    Replay(tablecam::replay::cli::ReplayArgs),
     /// Play scripted rounds through the rules engine and print their settlement.
     Rounds(tablecam::rules::demo::RoundsArgs),
+    /// The main job: run the pipeline on the tables of a configuration file (journal, publish).
+    Run(tablecam::pipeline::run::RunArgs),
     /// List the rulesets and their parameters.
     Rulesets,
     /// Bet presence: which bet spots hold chips, and its accuracy on simulator sessions.
@@ -75,9 +82,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Detect(args) => {
             Ok(if tablecam::recognize::cli::run_detect(&args)? { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
+        Command::Dispute(args) => {
+            tablecam::dispute::cli::run_cli(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Doctor => Ok(tablecam::doctor::run()),
         Command::EvalRecognition(args) => {
             tablecam::recognize::eval::run_eval(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Run(args) => {
+            tablecam::pipeline::run::run_cli(&args)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Journal(args) => {
@@ -89,6 +104,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Odds(args) => {
             tablecam::odds::run_cli(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Replay(args) => {
+            tablecam::replay::cli::run_cli(&args)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Rounds(args) => {
