@@ -479,11 +479,11 @@ fn round3(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
 }
 
-/// Re-encodes an MJPG `video.avi` in place as MPEG-4 part 2 (`FMP4` in the AVI container):
-/// about four times smaller, for sessions committed to the repository. Frame count, size and
-/// rate are kept; the pixels change (lossy), so ground truth stays valid but a recording of it
-/// is the re-encoded video.
-pub fn transcode_mp4v(path: &Path) -> Result<(), SimError> {
+/// Re-encodes an MJPG `video.avi` in place with `codec`: `mp4v` (MPEG-4 part 2, `FMP4` in the
+/// AVI container, about four times smaller) or `h264` (`avc1`, smaller still), for sessions
+/// committed to the repository. Frame count, size and rate are kept; the pixels change (lossy),
+/// so ground truth stays valid but a recording of it is the re-encoded video.
+pub fn transcode(path: &Path, codec: &str) -> Result<(), SimError> {
     let name =
         |p: &Path| p.to_str().map(str::to_string).ok_or_else(|| SimError::Bad(format!("{}: not UTF-8", p.display())));
     let tmp = path.with_extension("mp4v.tmp.avi");
@@ -491,17 +491,24 @@ pub fn transcode_mp4v(path: &Path) -> Result<(), SimError> {
     let fps = reader.get(videoio::CAP_PROP_FPS).map_err(cv("video fps"))?;
     let w = reader.get(videoio::CAP_PROP_FRAME_WIDTH).map_err(cv("video width"))? as i32;
     let h = reader.get(videoio::CAP_PROP_FRAME_HEIGHT).map_err(cv("video height"))? as i32;
-    let fourcc = videoio::VideoWriter::fourcc('F', 'M', 'P', '4').map_err(cv("FMP4 fourcc"))?;
+    let fourcc = match codec {
+        "h264" => videoio::VideoWriter::fourcc('a', 'v', 'c', '1'),
+        _ => videoio::VideoWriter::fourcc('F', 'M', 'P', '4'),
+    }
+    .map_err(cv("fourcc"))?;
     let mut writer = videoio::VideoWriter::new(&name(&tmp)?, fourcc, fps, Size::new(w, h), true)
-        .map_err(cv("opening the MPEG-4 writer"))?;
+        .map_err(cv("opening the video writer"))?;
     if !writer.is_opened().map_err(cv("video writer"))? {
-        return Err(SimError::Bad(format!("{}: OpenCV cannot write MPEG-4 (FMP4) video here", tmp.display())));
+        return Err(SimError::Bad(format!(
+            "{}: OpenCV cannot write {codec} video here (its FFmpeg lacks the encoder); use --codec mp4v",
+            tmp.display()
+        )));
     }
     let mut frame = Mat::default();
     while reader.read(&mut frame).map_err(cv("reading the MJPG video"))? {
-        writer.write(&frame).map_err(cv("writing MPEG-4"))?;
+        writer.write(&frame).map_err(cv("writing the video"))?;
     }
-    writer.release().map_err(cv("closing the MPEG-4 video"))?;
+    writer.release().map_err(cv("closing the video"))?;
     std::fs::rename(&tmp, path).map_err(io(path))?;
     Ok(())
 }
