@@ -21,6 +21,7 @@ pub mod record;
 pub mod replay;
 pub mod rng;
 pub mod rules;
+pub mod scenarios;
 pub mod sim;
 pub mod source;
 pub mod track;

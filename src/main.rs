@@ -24,6 +24,8 @@ enum Command {
     Doctor,
     /// Card recognition accuracy and speed on simulator frames and labelled real photos.
     EvalRecognition(tablecam::recognize::eval::EvalArgs),
+    /// The simulator's scenarios and clean rounds through the whole pipeline, scored against the truth.
+    EvalScenarios(tablecam::scenarios::EvalScenariosArgs),
     /// Event journals: verify a tamper-evident journal file (hash chain, line by line).
     Journal(tablecam::record::cli::JournalArgs),
     /// CURVE keys for publishing: generate a key pair (NAME.key, NAME.pub).
@@ -34,6 +36,8 @@ enum Command {
     Replay(tablecam::replay::cli::ReplayArgs),
     /// Play scripted rounds through the rules engine and print their settlement.
     Rounds(tablecam::rules::demo::RoundsArgs),
+    /// The main job: run the pipeline on the tables of a configuration file (journal, publish).
+    Run(tablecam::pipeline::run::RunArgs),
     /// The main job: run the pipeline on the tables of a configuration file (journal, publish).
     Run(tablecam::pipeline::run::RunArgs),
     /// List the rulesets and their parameters.
@@ -89,6 +93,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Doctor => Ok(tablecam::doctor::run()),
         Command::EvalRecognition(args) => {
             tablecam::recognize::eval::run_eval(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Run(args) => {
+            tablecam::pipeline::run::run_cli(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::EvalScenarios(args) => {
+            tablecam::scenarios::run_cli(&args, &tablecam::pipeline::MonitorLogic::factory)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Run(args) => {

@@ -1,0 +1,418 @@
+//! `tablecam eval-scenarios`: the simulator's irregular scenarios and clean rounds through the
+//! whole pipeline, scored against their ground truth.
+//!
+//! For every ruleset asked for: one session of N clean rounds and one single-round session per
+//! scenario that applies to the ruleset (`Scenario::applies_to`), each with its own seed derived
+//! from `--seed`. Each session is rendered to video (`sim::session::simulate`), then run through
+//! the pipeline *from its video frames* — file source, recognizer pool, bet presence against an
+//! empty-table frame of that camera (what a real table captures before opening), tracker,
+//! verifier — into an in-memory sink. Only then is `rounds.json` read, to score:
+//!
+//! * **flags**: a flag in force (not superseded) in a round is *found* when the truth expects
+//!   that irregularity for that seat; it is *exact* when consequence and citation match too;
+//!   every other flag in force is a *false flag*. Latency runs from the truth's
+//!   `visible_from_frame` to the frame of the first event raising it;
+//! * **outcomes**: each truth round's last `round.outcome`: `unverified` counts as such (never
+//!   wrong); a verified one is *correct* when its status and every bet's net multiple match the
+//!   truth's settlement, else *wrong*; a round without outcome is *missing*.
+//!
+//! Rounds are matched by frame: the events of one `round_id` belong to the truth round whose
+//! frames hold the first of them.
+pub mod score;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::calib::Calibration;
+use crate::events::Event;
+use crate::pipeline::{
+    Collector, LogicFactory, OnnxRecognizers, Pipeline, PipelineError, PipelineOptions, RecognizerFactory, TableInput,
+    TableSetup,
+};
+use crate::presence::{PresenceConfig, PresenceDetector};
+use crate::rules::{Ruleset, RulesetId};
+use crate::sim::script::{Scenario, FPS};
+use crate::sim::session::{simulate, SessionSpec, SIM_VERSION};
+use crate::source::VideoFileSource;
+pub use score::{score_session, FlagLatency, Tally, TruthRound};
+
+/// Arguments of `tablecam eval-scenarios`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct EvalScenariosArgs {
+    /// Only this ruleset (default: every ruleset).
+    #[arg(long)]
+    pub ruleset: Option<RulesetId>,
+    /// Seed of the simulated sessions (any seed works).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Clean rounds per ruleset.
+    #[arg(long, default_value_t = 3)]
+    pub rounds: u32,
+    /// Only these scenarios (repeat the option; `clean` for the clean rounds). Default: all.
+    #[arg(long = "scenario")]
+    pub scenarios: Vec<String>,
+    /// Print exactly one JSON object on stdout (progress stays on stderr).
+    #[arg(long)]
+    pub json: bool,
+    /// Frame size: 720p or 1080p.
+    #[arg(long, default_value = "720p")]
+    pub size: String,
+    /// Keep the rendered sessions and each session's events here (default: a temporary
+    /// folder, removed afterwards). Sessions already there with the same parameters are reused.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// The card locator model.
+    #[arg(long, default_value = "models/locator.onnx")]
+    pub locator: PathBuf,
+    /// The index-corner classifier model.
+    #[arg(long, default_value = "models/classifier.onnx")]
+    pub classifier: PathBuf,
+    /// Recognizer worker threads.
+    #[arg(long, default_value_t = 2)]
+    pub workers: usize,
+}
+
+/// One simulated session to evaluate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Case {
+    /// The ruleset.
+    pub ruleset: RulesetId,
+    /// The scenario every round of the session plays.
+    pub scenario: Scenario,
+    /// Rounds.
+    pub rounds: u32,
+    /// The session's seed (derived from `--seed`, the ruleset and the scenario).
+    pub seed: u64,
+}
+
+impl Case {
+    /// The session's folder name.
+    pub fn name(&self) -> String {
+        format!("{}-{}-s{}", self.ruleset, self.scenario.name(), self.seed)
+    }
+}
+
+/// The sessions `eval-scenarios` runs: per ruleset, N clean rounds and one round per scenario
+/// that applies; `only` (scenario names) narrows them.
+pub fn plan_cases(rulesets: &[RulesetId], seed: u64, rounds: u32, only: &[Scenario]) -> Vec<Case> {
+    let mut cases = Vec::new();
+    for &rs in rulesets {
+        let ruleset = Ruleset::new(rs);
+        for sc in Scenario::ALL {
+            if !sc.applies_to(&ruleset) || (!only.is_empty() && !only.contains(&sc)) {
+                continue;
+            }
+            let n = if sc == Scenario::Clean { rounds } else { 1 };
+            if n == 0 {
+                continue;
+            }
+            cases.push(Case { ruleset: rs, scenario: sc, rounds: n, seed: case_seed(seed, rs, sc) });
+        }
+    }
+    cases
+}
+
+/// A seed per (seed, ruleset, scenario): FNV-1a of the three, so that sessions differ.
+fn case_seed(seed: u64, rs: RulesetId, sc: Scenario) -> u64 {
+    let text = format!("{seed}/{rs}/{}", sc.name());
+    let h = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    // Keep it readable in folder names.
+    h % 1_000_000_007
+}
+
+/// What the evaluation found, as printed with `--json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// Every count over all sessions (flattened into the top level).
+    #[serde(flatten)]
+    pub total: Tally,
+    /// From the frame that shows an irregularity to its flag event.
+    pub flag_latency: FlagLatency,
+    /// Per ruleset.
+    pub by_ruleset: BTreeMap<String, Tally>,
+    /// Per scenario (`clean` included).
+    pub by_scenario: BTreeMap<String, Tally>,
+    /// The seed given.
+    pub seed: u64,
+    /// Frame size.
+    pub size: String,
+    /// Frames run through the pipeline.
+    pub frames: u64,
+    /// Pipeline throughput over all sessions, frames per second of wall time.
+    pub frames_per_s: f64,
+    /// The models used.
+    pub models: [String; 2],
+    /// Per session: its name and tally.
+    pub sessions: Vec<(String, Tally)>,
+}
+
+fn size_of(size: &str) -> Result<(u32, u32), PipelineError> {
+    match size {
+        "720p" => Ok((1280, 720)),
+        "1080p" => Ok((1920, 1080)),
+        other => Err(PipelineError::Invalid(format!("unknown size {other:?}: use 720p or 1080p"))),
+    }
+}
+
+/// Renders a case's session into `dir`, unless a session with the same parameters is there.
+pub fn render(case: &Case, size: (u32, u32), dir: &Path) -> Result<(), PipelineError> {
+    let summary = dir.join("session.json");
+    if let Ok(text) = std::fs::read_to_string(&summary) {
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        let same = v["sim_version"] == SIM_VERSION
+            && v["seed"] == case.seed
+            && v["rounds"] == case.rounds
+            && v["width"] == size.0
+            && v["height"] == size.1
+            && v["ruleset"] == case.ruleset.as_str();
+        if same && dir.join("rounds.json").exists() && dir.join("video.avi").exists() {
+            return Ok(());
+        }
+    }
+    let spec = SessionSpec {
+        ruleset: case.ruleset,
+        rounds: case.rounds,
+        seed: case.seed,
+        scenario: Some(case.scenario),
+        width: size.0,
+        height: size.1,
+        design: None,
+        conditions: None,
+        out: dir.to_path_buf(),
+    };
+    simulate(&spec, |_, _| {})?;
+    Ok(())
+}
+
+/// Runs a rendered session's video through the pipeline and returns its events, in order.
+pub fn run_session(
+    dir: &Path,
+    ruleset: RulesetId,
+    recognizers: &dyn RecognizerFactory,
+    logic: &LogicFactory,
+    workers: usize,
+) -> Result<(Vec<Event>, u64), PipelineError> {
+    let geometry = Arc::new(Calibration::load(&dir.join("calibration.json"))?);
+    let table_id = "eval";
+    let camera_id = geometry.calibration.camera_id.clone();
+    let video = dir.join("video.avi");
+    let source = VideoFileSource::open_file(&video, &camera_id)
+        .map_err(|source| PipelineError::Source { table_id: table_id.into(), source })?;
+    // The empty table as this camera sees it before opening: not the rounds' truth.
+    let reference = crate::presence::eval::simulated_empty_reference(dir, &geometry)
+        .map_err(|e| PipelineError::stage("presence reference", e))?;
+    let presence = PresenceDetector::new(&geometry, &reference, PresenceConfig::default())?;
+    let logic = logic(&TableSetup { table_id, camera_id: &camera_id, ruleset, geometry: &geometry })?;
+    let collector = Collector::new();
+    let options = PipelineOptions { workers, queue_capacity: 8, health_interval_ms: 0 };
+    let table = TableInput {
+        table_id: table_id.into(),
+        source: Box::new(source),
+        geometry,
+        presence: Some(presence),
+        logic,
+        hints: None,
+    };
+    let pipeline = Pipeline::start(
+        vec![table],
+        recognizers,
+        Box::new(collector.clone()),
+        &options,
+        Arc::new(AtomicBool::new(false)),
+    )?;
+    let report = pipeline.join();
+    if !report.panicked.is_empty() {
+        return Err(PipelineError::Thread { name: report.panicked.join(", "), message: "panicked".into() });
+    }
+    let frames = report.tables[0].stage(crate::pipeline::StageName::Track).map_or(0, |s| s.received);
+    let mut events = Vec::new();
+    for e in collector.table(table_id) {
+        if e.volatile {
+            continue;
+        }
+        events.push(Event::from_json(&e.json).map_err(|err| PipelineError::stage("events", err))?);
+    }
+    // Keep what the pipeline said next to the session, for whoever looks into a miss.
+    let lines: String = collector.deterministic_stream(table_id);
+    std::fs::write(dir.join("events.jsonl"), lines)
+        .map_err(|source| PipelineError::Io { path: dir.join("events.jsonl"), source })?;
+    Ok((events, frames))
+}
+
+/// Reads a session's `rounds.json`.
+pub fn read_truth(dir: &Path) -> Result<Vec<TruthRound>, PipelineError> {
+    let path = dir.join("rounds.json");
+    let text = std::fs::read_to_string(&path).map_err(|source| PipelineError::Io { path: path.clone(), source })?;
+    serde_json::from_str(&text).map_err(|e| PipelineError::stage("rounds.json", format!("{}: {e}", path.display())))
+}
+
+/// Runs the evaluation with the given recognizers and table logic; progress on stderr.
+pub fn evaluate(
+    args: &EvalScenariosArgs,
+    recognizers: &dyn RecognizerFactory,
+    logic: &LogicFactory,
+) -> Result<Summary, PipelineError> {
+    let size = size_of(&args.size)?;
+    let only: Vec<Scenario> = args
+        .scenarios
+        .iter()
+        .map(|s| {
+            Scenario::parse(s).ok_or_else(|| {
+                let names: Vec<String> = Scenario::ALL.iter().map(|s| s.name()).collect();
+                PipelineError::Invalid(format!("unknown scenario {s:?}; known: {}", names.join(", ")))
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let rulesets: Vec<RulesetId> = match args.ruleset {
+        Some(r) => vec![r],
+        None => RulesetId::ALL.to_vec(),
+    };
+    let cases = plan_cases(&rulesets, args.seed, args.rounds, &only);
+    if cases.is_empty() {
+        return Err(PipelineError::Invalid("no session to run: no scenario applies to the rulesets asked for".into()));
+    }
+    let (root, temporary) = match &args.out {
+        Some(d) => (d.clone(), false),
+        None => (std::env::temp_dir().join(format!("tablecam-eval-scenarios-{}", std::process::id())), true),
+    };
+    let mut summary = Summary {
+        total: Tally::default(),
+        flag_latency: FlagLatency::default(),
+        by_ruleset: BTreeMap::new(),
+        by_scenario: BTreeMap::new(),
+        seed: args.seed,
+        size: args.size.clone(),
+        frames: 0,
+        frames_per_s: 0.0,
+        models: [args.locator.display().to_string(), args.classifier.display().to_string()],
+        sessions: Vec::new(),
+    };
+    let mut latencies = Vec::new();
+    let mut pipeline_s = 0.0;
+    let result = (|| {
+        for (i, case) in cases.iter().enumerate() {
+            let dir = root.join(case.name());
+            eprintln!("[{}/{}] {}: rendering {} round(s)…", i + 1, cases.len(), case.name(), case.rounds);
+            render(case, size, &dir)?;
+            let t0 = std::time::Instant::now();
+            let (events, frames) = run_session(&dir, case.ruleset, recognizers, logic, args.workers.max(1))?;
+            let secs = t0.elapsed().as_secs_f64();
+            pipeline_s += secs;
+            summary.frames += frames;
+            let truth = read_truth(&dir)?;
+            let (tally, lat) = score_session(&truth, &events);
+            eprintln!(
+                "[{}/{}] {}: {frames} frames in {secs:.1} s; flags {}/{} found, {} false; outcomes {} correct, {} wrong, {} unverified, {} missing",
+                i + 1,
+                cases.len(),
+                case.name(),
+                tally.flags_found,
+                tally.flags_expected,
+                tally.false_flags,
+                tally.outcomes_correct,
+                tally.outcomes_wrong,
+                tally.unverified,
+                tally.outcomes_missing
+            );
+            summary.total.add(&tally);
+            summary.by_ruleset.entry(case.ruleset.to_string()).or_default().add(&tally);
+            summary.by_scenario.entry(case.scenario.name()).or_default().add(&tally);
+            summary.sessions.push((case.name(), tally));
+            latencies.extend(lat);
+        }
+        Ok::<(), PipelineError>(())
+    })();
+    if temporary {
+        let _ = std::fs::remove_dir_all(&root);
+    }
+    result?;
+    summary.flag_latency = FlagLatency::of(&latencies, f64::from(FPS));
+    summary.frames_per_s =
+        if pipeline_s > 0.0 { (summary.frames as f64 / pipeline_s * 10.0).round() / 10.0 } else { 0.0 };
+    Ok(summary)
+}
+
+/// `tablecam eval-scenarios` with the ONNX models and the given table logic: prints the
+/// summary (one JSON object with `--json`).
+pub fn run_cli(args: &EvalScenariosArgs, logic: &LogicFactory) -> Result<Summary, PipelineError> {
+    let recognizers =
+        OnnxRecognizers { locator: args.locator.clone(), classifier: args.classifier.clone(), intra_threads: 1 };
+    let summary = evaluate(args, &recognizers, logic)?;
+    if args.json {
+        println!("{}", serde_json::to_string(&summary).map_err(|e| PipelineError::stage("json", e))?);
+    } else {
+        print!("{}", summary.text());
+    }
+    Ok(summary)
+}
+
+impl Summary {
+    /// The readable summary.
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        let t = &self.total;
+        s += &format!(
+            "eval-scenarios: {} rounds ({} frames at {}, seed {}, {:.1} frames/s through the pipeline)\n",
+            t.rounds, self.frames, self.size, self.seed, self.frames_per_s
+        );
+        s += &format!(
+            "  flags:    {}/{} found ({} with the right consequence and citation), {} false\n",
+            t.flags_found, t.flags_expected, t.flags_exact, t.false_flags
+        );
+        s += &format!(
+            "  outcomes: {}/{} correct, {} wrong, {} unverified, {} missing\n",
+            t.outcomes_correct, t.outcomes_total, t.outcomes_wrong, t.unverified, t.outcomes_missing
+        );
+        let l = &self.flag_latency;
+        if l.count > 0 {
+            s += &format!(
+                "  flag latency: median {:.0} ms, max {:.0} ms over {} flags ({} within 250 ms)\n",
+                l.p50_ms.unwrap_or(0.0),
+                l.max_ms.unwrap_or(0.0),
+                l.count,
+                l.within_250ms
+            );
+        }
+        s += "  by scenario:\n";
+        for (name, t) in &self.by_scenario {
+            s += &format!(
+                "    {name:<26} rounds {:>3}  flags {:>3}/{:<3} false {:>3}  outcomes {:>3} ok {:>3} wrong {:>3} unverified\n",
+                t.rounds, t.flags_found, t.flags_expected, t.false_flags, t.outcomes_correct, t.outcomes_wrong, t.unverified
+            );
+        }
+        s += "  by ruleset:\n";
+        for (name, t) in &self.by_ruleset {
+            s += &format!(
+                "    {name:<26} rounds {:>3}  flags {:>3}/{:<3} false {:>3}  outcomes {:>3} ok {:>3} wrong {:>3} unverified\n",
+                t.rounds, t.flags_found, t.flags_expected, t.false_flags, t.outcomes_correct, t.outcomes_wrong, t.unverified
+            );
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cases_cover_every_applicable_scenario_once_and_clean_rounds() {
+        let cases = plan_cases(&[RulesetId::Fortune3cp2025], 7, 4, &[]);
+        let rs = Ruleset::new(RulesetId::Fortune3cp2025);
+        let applicable = Scenario::ALL.iter().filter(|s| s.applies_to(&rs)).count();
+        assert_eq!(cases.len(), applicable);
+        assert_eq!(cases[0].scenario, Scenario::Clean);
+        assert_eq!(cases[0].rounds, 4);
+        assert!(cases[1..].iter().all(|c| c.rounds == 1));
+        let mut seeds: Vec<u64> = cases.iter().map(|c| c.seed).collect();
+        seeds.dedup();
+        assert_eq!(seeds.len(), cases.len(), "every session its own seed");
+        assert_eq!(plan_cases(&[RulesetId::Fortune3cp2025], 7, 4, &[]), cases, "deterministic");
+        let only = plan_cases(&[RulesetId::Fortune3cp2025], 7, 0, &[Scenario::Clean, Scenario::CardSwapped]);
+        assert_eq!(only.iter().map(|c| c.scenario).collect::<Vec<_>>(), vec![Scenario::CardSwapped]);
+    }
+}

@@ -1,0 +1,411 @@
+//! Scoring one session's events against its ground truth (`rounds.json`).
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::events::{Event, EventBody, RoundFlag, RoundOutcome, VerificationStatus};
+use crate::rules::{BetKind, IrregularityKind, RulesetId};
+use crate::sim::script::Scenario;
+
+/// Latency target from the frame that shows an irregularity to its flag event, ms (issue 6).
+pub const FLAG_LATENCY_TARGET_MS: f64 = 250.0;
+
+/// The part of a round's ground truth the evaluation reads.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct TruthRound {
+    /// Round index from 0.
+    pub index: u32,
+    /// First frame.
+    pub first_frame: u64,
+    /// Last frame.
+    pub last_frame: u64,
+    /// The ruleset.
+    pub ruleset: RulesetId,
+    /// The scenario.
+    pub scenario: Scenario,
+    /// The settlement by the rules engine.
+    pub settlement: TruthSettlement,
+    /// The flags the regulation requires, with the first frame showing each.
+    pub flags: Vec<TruthFlag>,
+}
+
+/// An expected flag.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct TruthFlag {
+    /// The irregularity.
+    pub kind: IrregularityKind,
+    /// The hand (none: dealer or whole round).
+    pub seat: Option<u8>,
+    /// The regulation's consequence, as the rules engine writes it.
+    pub consequence: serde_json::Value,
+    /// The article.
+    pub citation: String,
+    /// The first frame a camera can see it in.
+    pub visible_from_frame: u64,
+}
+
+/// The settlement's status and bets.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct TruthSettlement {
+    /// `{"status": "settled"}` or `{"status": "void", …}`.
+    pub status: TruthStatus,
+    /// Per hand.
+    pub hands: Vec<TruthHand>,
+}
+
+/// A settlement's status.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct TruthStatus {
+    /// `settled` or `void`.
+    pub status: String,
+}
+
+/// One hand of the settlement.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct TruthHand {
+    /// The seat.
+    pub seat: u8,
+    /// Its bets.
+    pub bets: Vec<TruthBet>,
+}
+
+/// One bet of the settlement.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct TruthBet {
+    /// The bet spot.
+    pub bet: BetKind,
+    /// Net result per unit staked.
+    pub net_multiple: f64,
+}
+
+/// Counts of one session, ruleset, scenario or of everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Tally {
+    /// Rounds in the ground truth.
+    pub rounds: u64,
+    /// Flags the regulation requires.
+    pub flags_expected: u64,
+    /// Of those, flags raised (same irregularity, same seat).
+    pub flags_found: u64,
+    /// Of those found, with the right consequence and citation too.
+    pub flags_exact: u64,
+    /// Flags in force that the truth does not expect.
+    pub false_flags: u64,
+    /// Rounds that must have an outcome (every round).
+    pub outcomes_total: u64,
+    /// Verified outcomes that match the truth's settlement.
+    pub outcomes_correct: u64,
+    /// Verified outcomes that do not.
+    pub outcomes_wrong: u64,
+    /// Outcomes marked unverified (a deciding card not confirmed).
+    pub unverified: u64,
+    /// Rounds without any outcome event.
+    pub outcomes_missing: u64,
+}
+
+impl Tally {
+    /// Adds another tally.
+    pub fn add(&mut self, o: &Tally) {
+        self.rounds += o.rounds;
+        self.flags_expected += o.flags_expected;
+        self.flags_found += o.flags_found;
+        self.flags_exact += o.flags_exact;
+        self.false_flags += o.false_flags;
+        self.outcomes_total += o.outcomes_total;
+        self.outcomes_correct += o.outcomes_correct;
+        self.outcomes_wrong += o.outcomes_wrong;
+        self.unverified += o.unverified;
+        self.outcomes_missing += o.outcomes_missing;
+    }
+
+    /// Whether the counts are consistent with one another.
+    pub fn consistent(&self) -> bool {
+        self.flags_found <= self.flags_expected
+            && self.flags_exact <= self.flags_found
+            && self.outcomes_total == self.rounds
+            && self.outcomes_total
+                == self.outcomes_correct + self.outcomes_wrong + self.unverified + self.outcomes_missing
+    }
+}
+
+/// Flag latencies over many flags.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct FlagLatency {
+    /// Flags found (each with a latency).
+    pub count: u64,
+    /// Median, frames.
+    pub p50_frames: Option<f64>,
+    /// Largest, frames.
+    pub max_frames: Option<f64>,
+    /// Median, ms (at the video's frame rate).
+    pub p50_ms: Option<f64>,
+    /// Largest, ms.
+    pub max_ms: Option<f64>,
+    /// Flags raised within [`FLAG_LATENCY_TARGET_MS`].
+    pub within_250ms: u64,
+}
+
+impl FlagLatency {
+    /// From latencies in frames (negative: raised before the truth says it was visible).
+    pub fn of(frames: &[i64], fps: f64) -> FlagLatency {
+        if frames.is_empty() {
+            return FlagLatency::default();
+        }
+        let mut sorted = frames.to_vec();
+        sorted.sort_unstable();
+        let p50 = sorted[(sorted.len() - 1) / 2] as f64;
+        let max = *sorted.last().unwrap_or(&0) as f64;
+        let ms = |f: f64| (f * 1000.0 / fps * 10.0).round() / 10.0;
+        FlagLatency {
+            count: frames.len() as u64,
+            p50_frames: Some(p50),
+            max_frames: Some(max),
+            p50_ms: Some(ms(p50)),
+            max_ms: Some(ms(max)),
+            within_250ms: frames.iter().filter(|&&f| ms(f as f64) <= FLAG_LATENCY_TARGET_MS).count() as u64,
+        }
+    }
+}
+
+/// The truth round holding `frame` (the last one that starts at or before it).
+fn round_at(truth: &[TruthRound], frame: u64) -> Option<usize> {
+    truth.iter().rposition(|r| r.first_frame <= frame).or(if truth.is_empty() { None } else { Some(0) })
+}
+
+/// One flag event as raised.
+struct Raised<'a> {
+    frame: u64,
+    flag: &'a RoundFlag,
+}
+
+/// Scores a session: its tally and, per flag found, the latency in frames.
+pub fn score_session(truth: &[TruthRound], events: &[Event]) -> (Tally, Vec<i64>) {
+    // Which truth round each round id belongs to: the one holding its first event.
+    let mut round_of_id: BTreeMap<&str, usize> = BTreeMap::new();
+    for e in events {
+        if let Some(id) = &e.round_id {
+            if let Some(r) = round_at(truth, e.frame) {
+                round_of_id.entry(id.as_str()).or_insert(r);
+            }
+        }
+    }
+    let round_of = |e: &Event| match &e.round_id {
+        Some(id) => round_of_id.get(id.as_str()).copied(),
+        None => round_at(truth, e.frame),
+    };
+    let mut flags: Vec<Vec<Raised>> = truth.iter().map(|_| Vec::new()).collect();
+    let mut outcomes: Vec<Option<&RoundOutcome>> = vec![None; truth.len()];
+    for e in events {
+        let Some(r) = round_of(e) else { continue };
+        match &e.body {
+            EventBody::RoundFlag(f) => flags[r].push(Raised { frame: e.frame, flag: f }),
+            // The last outcome of a round is the one in force (corrections supersede).
+            EventBody::RoundOutcome(o) => outcomes[r] = Some(o),
+            _ => {}
+        }
+    }
+    let mut tally = Tally::default();
+    let mut latencies = Vec::new();
+    for (r, round) in truth.iter().enumerate() {
+        tally.rounds += 1;
+        tally.outcomes_total += 1;
+        // Flags in force: those no later flag of the round supersedes (by round id and
+        // flag id; flag ids are per round).
+        let superseded: BTreeSet<u32> = flags[r].iter().filter_map(|x| x.flag.supersedes_flag).collect();
+        let in_force: Vec<&Raised> = flags[r].iter().filter(|x| !superseded.contains(&x.flag.flag_id)).collect();
+        let mut matched = vec![false; in_force.len()];
+        for want in &round.flags {
+            tally.flags_expected += 1;
+            let hit = in_force
+                .iter()
+                .enumerate()
+                .find(|(i, x)| !matched[*i] && x.flag.irregularity == want.kind && x.flag.seat == want.seat);
+            if let Some((i, x)) = hit {
+                matched[i] = true;
+                tally.flags_found += 1;
+                if x.flag.consequence == want.consequence && x.flag.citation == want.citation {
+                    tally.flags_exact += 1;
+                }
+                // When it was first raised, superseded forms of it included.
+                let first = flags[r]
+                    .iter()
+                    .filter(|y| y.flag.irregularity == want.kind && y.flag.seat == want.seat)
+                    .map(|y| y.frame)
+                    .min()
+                    .unwrap_or(x.frame);
+                latencies.push(first as i64 - want.visible_from_frame as i64);
+            }
+        }
+        tally.false_flags += matched.iter().filter(|m| !**m).count() as u64;
+        match outcomes[r] {
+            None => tally.outcomes_missing += 1,
+            Some(o) if o.verification.status == VerificationStatus::Unverified => tally.unverified += 1,
+            Some(o) if outcome_matches(o, &round.settlement) => tally.outcomes_correct += 1,
+            Some(_) => tally.outcomes_wrong += 1,
+        }
+    }
+    (tally, latencies)
+}
+
+/// Whether a verified outcome says what the truth's settlement says: the same status and, for
+/// every bet of the truth, the same net multiple (and no bet the truth does not have).
+pub fn outcome_matches(o: &RoundOutcome, truth: &TruthSettlement) -> bool {
+    if o.status != truth.status.status {
+        return false;
+    }
+    let key = |m: f64| (m * 1000.0).round() as i64;
+    let want: BTreeSet<(u8, BetKind, i64)> =
+        truth.hands.iter().flat_map(|h| h.bets.iter().map(move |b| (h.seat, b.bet, key(b.net_multiple)))).collect();
+    let got: BTreeSet<(u8, BetKind, i64)> =
+        o.hands.iter().flat_map(|h| h.bets.iter().map(move |b| (h.seat, b.bet, key(b.net_multiple)))).collect();
+    want == got
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::{BetResult, HandResult, Verification};
+    use crate::rules::settle::Decision;
+
+    fn truth(flags: Vec<TruthFlag>) -> Vec<TruthRound> {
+        vec![
+            TruthRound {
+                index: 0,
+                first_frame: 0,
+                last_frame: 99,
+                ruleset: RulesetId::Fortune3cp2025,
+                scenario: Scenario::PlayerCardExposed,
+                settlement: TruthSettlement {
+                    status: TruthStatus { status: "settled".into() },
+                    hands: vec![TruthHand { seat: 1, bets: vec![TruthBet { bet: BetKind::Ante, net_multiple: 1.0 }] }],
+                },
+                flags,
+            },
+            TruthRound {
+                index: 1,
+                first_frame: 100,
+                last_frame: 199,
+                ruleset: RulesetId::Fortune3cp2025,
+                scenario: Scenario::Clean,
+                settlement: TruthSettlement { status: TruthStatus { status: "settled".into() }, hands: vec![] },
+                flags: vec![],
+            },
+        ]
+    }
+
+    fn flag(id: u32, kind: IrregularityKind, seat: Option<u8>, supersedes: Option<u32>) -> RoundFlag {
+        RoundFlag {
+            flag_id: id,
+            irregularity: kind,
+            seat,
+            consequence: serde_json::json!({"kind": "continues"}),
+            citation: "fortune3cp-2025 Art. 17(4)(1)".into(),
+            evidence_frame: 0,
+            detail: String::new(),
+            supersedes_flag: supersedes,
+        }
+    }
+
+    fn ev(round: &str, frame: u64, body: EventBody) -> Event {
+        Event {
+            table_id: "T".into(),
+            camera_id: "C".into(),
+            round_id: Some(round.into()),
+            seq: 0,
+            frame,
+            time_ms: 0.0,
+            body,
+        }
+    }
+
+    fn outcome(status: VerificationStatus, multiple: f64) -> EventBody {
+        EventBody::RoundOutcome(Box::new(RoundOutcome {
+            ruleset: RulesetId::Fortune3cp2025,
+            status: "settled".into(),
+            void_citation: None,
+            progressive_carries_over: None,
+            dealer: vec![],
+            dealer_hand: String::new(),
+            dealer_qualifies: None,
+            community: vec![],
+            hands: vec![HandResult {
+                seat: 1,
+                cards: vec![],
+                hand: String::new(),
+                decision: Decision::Played,
+                null: None,
+                bets: vec![BetResult {
+                    bet: BetKind::Ante,
+                    outcome: "win".into(),
+                    net_multiple: multiple,
+                    stake: None,
+                    net_amount: None,
+                    citations: vec![],
+                }],
+            }],
+            folds: vec![],
+            flags: vec![],
+            verification: Verification { status, reasons: vec![] },
+            supersedes: None,
+        }))
+    }
+
+    #[test]
+    fn flags_found_false_and_superseded() {
+        let k = IrregularityKind::OnePlayerCardExposed;
+        let t = truth(vec![TruthFlag {
+            kind: k,
+            seat: Some(1),
+            consequence: serde_json::json!({"kind": "continues"}),
+            citation: "fortune3cp-2025 Art. 17(4)(1)".into(),
+            visible_from_frame: 20,
+        }]);
+        let events = vec![
+            ev(
+                "r1",
+                5,
+                EventBody::RoundStarted {
+                    ruleset: RulesetId::Fortune3cp2025,
+                    seats_with_bets: vec![],
+                    source: "vision".into(),
+                },
+            ),
+            // Raised at 23, superseded, raised again: found once, latency from the first.
+            ev("r1", 23, EventBody::RoundFlag(flag(1, k, Some(1), None))),
+            ev("r1", 30, EventBody::RoundFlag(flag(2, k, Some(1), Some(1)))),
+            ev("r1", 40, EventBody::RoundFlag(flag(3, IrregularityKind::WrongDealOrder, None, None))),
+            ev("r1", 150, outcome(VerificationStatus::Verified, 1.0)),
+            ev("r2", 120, EventBody::RoundFlag(flag(1, IrregularityKind::DuplicateCard, None, None))),
+            ev("r2", 190, outcome(VerificationStatus::Unverified, 1.0)),
+        ];
+        let (tally, lat) = score_session(&t, &events);
+        assert_eq!(
+            tally,
+            Tally {
+                rounds: 2,
+                flags_expected: 1,
+                flags_found: 1,
+                flags_exact: 1,
+                false_flags: 2,
+                outcomes_total: 2,
+                outcomes_correct: 1,
+                outcomes_wrong: 0,
+                unverified: 1,
+                outcomes_missing: 0,
+            }
+        );
+        assert!(tally.consistent());
+        assert_eq!(lat, vec![3]);
+        let l = FlagLatency::of(&lat, 30.0);
+        assert_eq!((l.p50_ms, l.within_250ms), (Some(100.0), 1));
+    }
+
+    #[test]
+    fn a_wrong_payout_is_wrong_and_no_outcome_is_missing() {
+        let t = truth(vec![]);
+        let events = vec![ev("r1", 10, outcome(VerificationStatus::Verified, 2.0))];
+        let (tally, _) = score_session(&t, &events);
+        assert_eq!((tally.outcomes_wrong, tally.outcomes_missing, tally.outcomes_correct), (1, 1, 0));
+        assert!(tally.consistent());
+    }
+}
