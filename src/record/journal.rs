@@ -26,6 +26,11 @@ use sha2::{Digest, Sha256};
 /// The `prev` of the first line: no predecessor.
 pub const GENESIS: EntryHash = EntryHash([0; 32]);
 
+/// How long `open` waits for another holder of the journal's lock to let go.
+const LOCK_WAIT: Duration = Duration::from_secs(1);
+/// Pause between two attempts to take the lock.
+const LOCK_RETRY: Duration = Duration::from_millis(10);
+
 /// How much of the file is read per step when looking backwards for the last line.
 const TAIL_CHUNK_BYTES: u64 = 64 * 1024;
 
@@ -42,7 +47,8 @@ pub enum JournalError {
         /// Why it failed.
         source: io::Error,
     },
-    /// Another process (or another `Journal` in this one) has the journal open for appending.
+    /// Another process (or another `Journal` in this one) has the journal open for appending
+    /// (its lock stayed held for a second).
     #[error("{path}: the journal is open for appending elsewhere (its lock is held); one writer per journal")]
     Locked {
         /// The file.
@@ -649,17 +655,27 @@ fn io_err(path: &Path, action: &'static str, source: io::Error) -> JournalError 
     JournalError::Io { path: path.to_path_buf(), action, source }
 }
 
+/// Takes the journal's exclusive lock, waiting up to [`LOCK_WAIT`] for it.
+///
+/// Waiting a moment matters: a process forked by any thread of ours (or of the previous writer)
+/// shares the lock until it executes its program, and a writer that is just exiting still holds
+/// it; neither is a second writer.
 fn lock_exclusive(file: &File, path: &Path) -> Result<(), JournalError> {
-    // SAFETY: flock on a descriptor we own; no memory is involved.
-    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    if rc == 0 {
-        return Ok(());
-    }
-    let err = io::Error::last_os_error();
-    if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
-        Err(JournalError::Locked { path: path.to_path_buf() })
-    } else {
-        Err(io_err(path, "cannot lock the journal", err))
+    let start = Instant::now();
+    loop {
+        // SAFETY: flock on a descriptor we own; no memory is involved.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc == 0 {
+            return Ok(());
+        }
+        let err = io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EWOULDBLOCK) {
+            return Err(io_err(path, "cannot lock the journal", err));
+        }
+        if start.elapsed() >= LOCK_WAIT {
+            return Err(JournalError::Locked { path: path.to_path_buf() });
+        }
+        std::thread::sleep(LOCK_RETRY);
     }
 }
 
