@@ -10,6 +10,7 @@
 # Idempotent: a second run only checks and prints "ok" lines (about a second).
 # Environment:
 #   TABLECAM_SKIP_APT=1   do not check or install Debian packages (you provide them another way)
+#   TABLECAM_SKIP_BROWSER=1   do not install chromium (the dashboard's browser test is then skipped)
 set -euo pipefail
 
 ORT_VERSION="1.31.1"
@@ -55,6 +56,11 @@ install_apt_packages() {
     command -v dpkg-query >/dev/null 2>&1 || die "dpkg-query not found: this script expects Debian 12 (bookworm); install the equivalents of: ${APT_PACKAGES[*]}"
 
     local wanted=("${APT_PACKAGES[@]}")
+    # Headless browser for the dashboard's end-to-end test (tests/dashboard.rs); skipped with
+    # TABLECAM_SKIP_BROWSER=1, in which case that test is skipped as well.
+    if [ "${TABLECAM_SKIP_BROWSER:-0}" != "1" ]; then
+        wanted+=(chromium)
+    fi
     # pip is needed only to download the ONNX Runtime wheel, and only when the library is missing.
     if [ ! -f "$ORT_LIB" ] && ! python3 -m pip --version >/dev/null 2>&1; then
         wanted+=(python3-pip)

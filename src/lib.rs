@@ -7,6 +7,7 @@
 
 pub mod calib;
 pub mod classify;
+pub mod dashboard;
 pub mod dispute;
 pub mod doctor;
 pub mod events;

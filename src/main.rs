@@ -20,6 +20,8 @@ enum Command {
     /// Dispute evidence pack: one round as an offline HTML report (timeline, annotated key frames, hands,
     /// outcome per bet, flags with articles, verification, journal hash chain).
     Dispute(tablecam::dispute::cli::DisputeArgs),
+    /// Surveillance dashboard: a live web view of every table, its hands and its flags (login required).
+    Dashboard(tablecam::dashboard::DashboardArgs),
     /// Check that the native stack (ONNX Runtime, OpenCV, ZeroMQ, cameras) is usable here.
     Doctor,
     /// Card recognition accuracy and speed on simulator frames and labelled real photos.
@@ -36,8 +38,6 @@ enum Command {
     Replay(tablecam::replay::cli::ReplayArgs),
     /// Play scripted rounds through the rules engine and print their settlement.
     Rounds(tablecam::rules::demo::RoundsArgs),
-    /// The main job: run the pipeline on the tables of a configuration file (journal, publish).
-    Run(tablecam::pipeline::run::RunArgs),
     /// The main job: run the pipeline on the tables of a configuration file (journal, publish).
     Run(tablecam::pipeline::run::RunArgs),
     /// List the rulesets and their parameters.
@@ -90,13 +90,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             tablecam::dispute::cli::run_cli(&args)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Dashboard(args) => {
+            tablecam::dashboard::run_cli(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Doctor => Ok(tablecam::doctor::run()),
         Command::EvalRecognition(args) => {
             tablecam::recognize::eval::run_eval(&args)?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Run(args) => {
-            tablecam::pipeline::run::run_cli(&args)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::EvalScenarios(args) => {
