@@ -116,6 +116,11 @@ pub struct TrackerOptions {
     pub occlusion_frames: u32,
     /// A card missing this long while in motion or outside every zone is gone.
     pub lost_moving_frames: u32,
+    /// A card lost while lying in its zone (missing for more than
+    /// `occlusion_frames`) and seen again at the same place of the same zone
+    /// within this many frames is the same card, not a new arrival; its
+    /// removal is reported only when this window has passed.
+    pub revive_frames: u32,
     /// Frames without a card arriving or moving after which the deal is over
     /// even if fewer cards than prescribed came.
     pub deal_idle_frames: u32,
@@ -142,7 +147,8 @@ impl Default for TrackerOptions {
             leave_frames: 2,
             occlusion_frames: 20,
             lost_moving_frames: 5,
-            deal_idle_frames: 15,
+            revive_frames: 30,
+            deal_idle_frames: 24,
             deal_settle_frames: 6,
             empty_table_frames: 6,
         }
@@ -252,6 +258,9 @@ pub enum TrackEventKind {
     Removed {
         /// Card id.
         track: u32,
+        /// The frame it was lost (it is reported later when it could still
+        /// have been a long occlusion, see [`TrackerOptions::revive_frames`]).
+        since: u64,
         /// The zone it last belonged to.
         from: Option<TableZone>,
         /// Its identity, if confirmed.
@@ -327,6 +336,9 @@ pub struct Tracker {
     zones: Vec<ZoneShape>,
     opts: TrackerOptions,
     tracks: Vec<Track>,
+    /// Cards lost while lying in their zone, with the frame they were lost:
+    /// they may be seen again (see [`TrackerOptions::revive_frames`]).
+    lost: Vec<(Track, u64)>,
     next_id: u32,
     phase: RoundPhase,
     in_round: bool,
@@ -338,6 +350,8 @@ pub struct Tracker {
     empty_since: Option<u64>,
     chips_seen: BTreeMap<SpotPresence, u64>,
     folded: BTreeSet<u8>,
+    /// Seats with a card turned face up this round.
+    revealed: BTreeSet<u8>,
     hinted_bets: Option<BTreeSet<u8>>,
     hinted_banker: Option<u8>,
     pending_hints: Vec<BackendHint>,
@@ -350,6 +364,10 @@ pub struct Tracker {
 
 /// Cards first seen within this distance of the shoe are new cards out of it.
 const SHOE_RADIUS_MM: f64 = 260.0;
+
+/// Centres closer than this share of a card's width are one card: a card lying
+/// on another hides it.
+const DUPLICATE_SHARE: f64 = 0.3;
 
 /// Frames a chip stack is held after it was last seen (presence flicker).
 const CHIP_HOLD_FRAMES: u64 = 3;
@@ -382,6 +400,7 @@ impl Tracker {
             zones,
             opts,
             tracks: Vec::new(),
+            lost: Vec::new(),
             next_id: 1,
             phase: RoundPhase::WaitingForBets,
             in_round: false,
@@ -391,6 +410,7 @@ impl Tracker {
             empty_since: None,
             chips_seen: BTreeMap::new(),
             folded: BTreeSet::new(),
+            revealed: BTreeSet::new(),
             hinted_bets: None,
             hinted_banker: None,
             pending_hints: Vec::new(),
@@ -413,7 +433,12 @@ impl Tracker {
 
     /// A backend hint; it takes effect (and is reported) with the next frame.
     pub fn hint(&mut self, hint: BackendHint) {
-        match &hint {
+        self.pending_hints.push(hint);
+    }
+
+    /// Applies a hint's bets or dice (after a round start in the same frame has reset them).
+    fn apply_hint(&mut self, hint: &BackendHint) {
+        match hint {
             BackendHint::Bets { seat, wagers } => {
                 let set = self.hinted_bets.get_or_insert_with(BTreeSet::new);
                 if wagers.is_empty() {
@@ -425,7 +450,6 @@ impl Tracker {
             BackendHint::Dice { banker, .. } => self.hinted_banker = Some(*banker),
             _ => {}
         }
-        self.pending_hints.push(hint);
     }
 
     fn zone_of(&self, p: Point) -> Option<TableZone> {
@@ -481,6 +505,7 @@ impl Tracker {
                 }
                 self.start_round(frame, true, &mut out);
             }
+            self.apply_hint(&h);
             out.push(TrackEventKind::Hint(h));
         }
         for s in &obs.spots {
@@ -553,6 +578,9 @@ impl Tracker {
                             if face_up && self.phase == RoundPhase::Decisions && zone != TableZone::Discard {
                                 self.turned_up = true;
                             }
+                            if let (true, TableZone::Seat(s)) = (face_up, zone) {
+                                self.revealed.insert(s);
+                            }
                             out.push(TrackEventKind::Turned {
                                 track: t.id,
                                 zone,
@@ -565,7 +593,10 @@ impl Tracker {
                     if let Some(from) = changes.left {
                         let heading = self.heading_to_discard(&self.tracks[ti]);
                         self.tracks[ti].to_discard = heading;
-                        if heading && matches!(self.phase, RoundPhase::Reveal | RoundPhase::Settlement) {
+                        if heading
+                            && matches!(self.phase, RoundPhase::Reveal | RoundPhase::Settlement)
+                            && !self.late_fold(from)
+                        {
                             self.set_phase(
                                 RoundPhase::Collection,
                                 "cards are going to the discard rack",
@@ -573,7 +604,6 @@ impl Tracker {
                                 &mut out,
                             );
                         }
-                        let _ = from;
                     }
                     if let Some((card, previous)) = changes.identified {
                         let t = &self.tracks[ti];
@@ -583,9 +613,30 @@ impl Tracker {
                 None => self.tracks[ti].missed += 1,
             }
         }
-        // New tracks for unmatched observations.
+        // Unmatched observations: a card lost in its zone seen again at the same
+        // place, or a new track.
         for (oi, (p, o)) in points.iter().enumerate() {
             if !obs_used[oi] {
+                let zone_here = self.zone_of(*p);
+                let revived = self
+                    .lost
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (t, _))| {
+                        t.zone.is_some() && t.zone == zone_here && t.pos.dist(*p) <= self.opts.gate_mm
+                    })
+                    .min_by(|a, b| a.1 .0.pos.dist(*p).total_cmp(&b.1 .0.pos.dist(*p)).then(a.1 .0.id.cmp(&b.1 .0.id)))
+                    .map(|(i, _)| i);
+                if let Some(i) = revived {
+                    let (mut t, _) = self.lost.remove(i);
+                    t.pos = *p;
+                    t.vel = [0.0, 0.0];
+                    t.missed = 0;
+                    t.hits += 1;
+                    t.face_streak = 0;
+                    self.tracks.push(t);
+                    continue;
+                }
                 let id = self.next_id;
                 self.next_id += 1;
                 self.tracks.push(Track {
@@ -679,10 +730,37 @@ impl Tracker {
                 }
                 continue;
             }
+            if t.zone.is_some() && t.outside_frames == 0 && self.opts.revive_frames > 0 {
+                // Lost while lying in its zone: perhaps a long occlusion.
+                self.lost.push((t, frame));
+                continue;
+            }
             if t.arrived || t.zone.is_some() {
                 activity = true;
-                out.push(TrackEventKind::Removed { track: t.id, from: t.zone.or(t.left_from), card: t.identity });
+                out.push(TrackEventKind::Removed {
+                    track: t.id,
+                    since: frame,
+                    from: t.zone.or(t.left_from),
+                    card: t.identity,
+                });
             }
+        }
+        // Lost cards not seen again in time are gone.
+        let window = u64::from(self.opts.revive_frames);
+        let (expired, keep): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.lost).into_iter().partition(|(_, since)| frame.saturating_sub(*since) >= window);
+        self.lost = keep;
+        for (t, since) in expired {
+            let from = t.zone.filter(|z| *z != TableZone::Discard);
+            if self.phase == RoundPhase::Collection || t.zone == Some(TableZone::Discard) {
+                if let Some(from) = from {
+                    out.push(TrackEventKind::Moved { track: t.id, from, to: TableZone::Discard, phase: self.phase });
+                    self.on_collected(from, frame, &mut out);
+                }
+                continue;
+            }
+            activity = true;
+            out.push(TrackEventKind::Removed { track: t.id, since, from: t.zone, card: t.identity });
         }
         if activity {
             self.last_activity = frame;
@@ -707,6 +785,7 @@ impl Tracker {
         self.arrivals.clear();
         self.dealt_count = 0;
         self.folded.clear();
+        self.revealed.clear();
         self.turned_up = false;
         self.empty_since = None;
         self.last_activity = frame;
@@ -802,8 +881,44 @@ impl Tracker {
 
     fn on_settled(&mut self, ti: usize, frame: u64, out: &mut Vec<TrackEventKind>) {
         let phase = self.phase;
+        // Two visible cards never lie this close: a first arrival where a card
+        // of the zone already lies is that card tracked twice (e.g. a packet's
+        // track that jumped between the cards as they spread). The card that
+        // arrived first keeps its identity and this track goes, silently.
+        let dup_mm = DUPLICATE_SHARE * self.geometry.calibration.card_size_mm[0];
+        if let (false, Some(zone)) = (self.tracks[ti].arrived, self.tracks[ti].candidate) {
+            let (id, pos) = (self.tracks[ti].id, self.tracks[ti].pos);
+            let twin = self.tracks.iter().position(|o| {
+                o.id != id
+                    && o.confirmed
+                    && o.arrived
+                    && !o.abandoned
+                    && o.zone == Some(zone)
+                    && o.pos.dist(pos) < dup_mm
+            });
+            if let Some(j) = twin {
+                let o = &mut self.tracks[j];
+                o.pos = pos;
+                o.missed = 0;
+                let t = &mut self.tracks[ti];
+                t.candidate = None;
+                t.confirmed = false;
+                t.missed = 2;
+                return;
+            }
+        }
         let t = &mut self.tracks[ti];
         let zone = t.candidate.take().expect("settled tracks have a candidate zone");
+        if t.abandoned && zone != TableZone::Discard && phase == RoundPhase::Dealing {
+            // A track of the void deal that followed a card of the new deal
+            // into a hand: that card is a new arrival, of unknown identity.
+            t.abandoned = false;
+            t.arrived = false;
+            t.left_from = None;
+            t.identity = None;
+            t.votes.clear();
+            t.reads = 0;
+        }
         t.candidate_frames = 0;
         t.zone = Some(zone);
         t.outside_frames = 0;
@@ -818,6 +933,17 @@ impl Tracker {
                     out.push(TrackEventKind::Dealt { track: id, zone, order: 0, face_up, card, phase });
                 }
                 return;
+            }
+            if matches!(phase, RoundPhase::Decisions | RoundPhase::Reveal | RoundPhase::Settlement) {
+                // After the deal a new card where a card of the zone was lost:
+                // that card is gone (reported before the arrival, so that the
+                // pair reads as a swap).
+                let (gone, keep): (Vec<_>, Vec<_>) =
+                    std::mem::take(&mut self.lost).into_iter().partition(|(t, _)| t.zone == Some(zone));
+                self.lost = keep;
+                for (t, since) in gone {
+                    out.push(TrackEventKind::Removed { track: t.id, since, from: t.zone, card: t.identity });
+                }
             }
             let n = self.arrivals.entry(zone).or_default();
             *n += 1;
@@ -855,10 +981,23 @@ impl Tracker {
                 }
             }
             RoundPhase::Reveal | RoundPhase::Settlement => {
-                self.set_phase(RoundPhase::Collection, "cards are going to the discard rack", frame, out);
+                if let (true, TableZone::Seat(s)) = (self.late_fold(from), from) {
+                    if self.folded.insert(s) {
+                        out.push(TrackEventKind::Folded { seat: s });
+                    }
+                } else {
+                    self.set_phase(RoundPhase::Collection, "cards are going to the discard rack", frame, out);
+                }
             }
             _ => {}
         }
+    }
+
+    /// Whether a card leaving `from` for the discard rack after the reveal began
+    /// is the tail of a fold rather than the collection: a hand none of whose
+    /// cards was turned face up this round.
+    fn late_fold(&self, from: TableZone) -> bool {
+        matches!(from, TableZone::Seat(s) if !self.revealed.contains(&s))
     }
 
     fn advance_phase(&mut self, frame: u64, out: &mut Vec<TrackEventKind>) {
@@ -923,6 +1062,7 @@ impl Tracker {
         self.dealt_count = 0;
         // Cards of the round are done with; a card still seen later starts afresh.
         self.tracks.retain(|t| t.zone.is_none() && !t.arrived);
+        self.lost.clear();
     }
 
     /// Whether a point is where cards come from: near the shoe, or anywhere

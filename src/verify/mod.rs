@@ -164,6 +164,11 @@ impl Verifier {
             let banker = self.dealer_zone(r);
             return (1..=8).filter(|&s| Some(TableZone::Seat(s)) != banker).collect();
         }
+        if !r.hinted_wagers.is_empty() {
+            // The backend knows the bets; chips seen at the start may still be
+            // the last round's.
+            return r.hinted_wagers.iter().filter(|(_, w)| !w.is_empty()).map(|(s, _)| *s).collect();
+        }
         let mut seats: BTreeSet<u8> = r
             .chips_at_start
             .iter()
@@ -334,7 +339,7 @@ impl Verifier {
                     c.collected = *to == TableZone::Discard;
                 }
             }
-            TrackEventKind::Removed { track, from, card } => {
+            TrackEventKind::Removed { track, since, from, card } => {
                 out.push(self.event(frame, t, EventBody::CardRemoved { track: *track, from: *from, card: *card }));
                 if let Some(r) = self.round.as_mut().filter(|r| r.phase != Some(RoundPhase::Collection)) {
                     if let Some(c) = r.cards.get_mut(track) {
@@ -343,7 +348,8 @@ impl Verifier {
                     let after_deal =
                         matches!(r.phase, Some(RoundPhase::Decisions | RoundPhase::Reveal | RoundPhase::Settlement));
                     if let (true, Some(TableZone::Seat(s))) = (after_deal, from) {
-                        r.pending_removals.push((*s, frame));
+                        // The swap window runs from the frame the card was lost.
+                        r.pending_removals.push((*s, *since));
                     }
                 }
             }
@@ -363,6 +369,9 @@ impl Verifier {
             TrackEventKind::Folded { seat } => {
                 if let Some(r) = self.round.as_mut() {
                     r.folds.insert(*seat);
+                    // The hand's cards went to the discard rack: a card of it
+                    // lost on the way (hidden in the gathered stack) was not removed.
+                    r.pending_removals.retain(|(s, _)| s != seat);
                 }
             }
             TrackEventKind::RoundEnded => {
