@@ -2,8 +2,11 @@
 # and python3: the ones that build anything run scripts/setup.sh first (fast when done).
 # Builds always use --release and the shared target/ directory.
 
-# What `make demo` runs after building (one shell line; `&&` stops at the first failure).
-DEMO_COMMANDS = ./target/release/tablecam rounds --all && ./target/release/tablecam odds --ruleset fortune3cp-2025 && ./target/release/tablecam simulate --ruleset fortune3cp-2025 --rounds 1 --seed 1 --scenario player_card_exposed --out var/demo/session
+# What `make demo` runs after building (one shell line; `&&` stops at the first failure): the main
+# job on the bundled session (datasets/demo/, config/demo.json) with a fresh journal, publishing on
+# tcp://127.0.0.1:5556; then the journal's hash chain is checked and the round's dispute evidence
+# pack is written to var/demo/dispute/index.html.
+DEMO_COMMANDS = rm -rf var/demo/journal var/demo/dispute && $(BIN) run --config config/demo.json && $(BIN) journal verify var/demo/journal/T1.jsonl && $(BIN) dispute --session datasets/demo/fortune3cp-2025-exposed --journal var/demo/journal/T1.jsonl --round T1-r000001 --out var/demo/dispute && echo "demo: evidence pack var/demo/dispute/index.html, journal var/demo/journal/T1.jsonl"
 
 # The rulesets `make odds` prints.
 RULESETS = fortune3cp-2025 fortune3cp-2008 stud-2004 qpoker-2004 sangong-1996
@@ -29,7 +32,7 @@ test: setup
 	$(CARGO) fmt --check
 	$(CARGO) clippy --release --all-targets -- -D warnings
 
-## demo: build, then play the scripted rounds and print one ruleset's odds
+## demo: build, then run the main job on the bundled session and write a dispute evidence pack
 demo: build
 	$(DEMO_COMMANDS)
 

@@ -353,10 +353,10 @@ identity, confidence and zone (green: identified face; amber: unknown; blue: bac
                     )
                 })
                 .collect();
-            let _ = write!(
+            let _ = writeln!(
                 h,
                 "<figure id=\"frame-{}\"><img class=\"keyframe\" src=\"{}\" alt=\"frame {}\">\
-<figcaption>frame {}{}; events: {}; cards: {}</figcaption></figure>\n",
+<figcaption>frame {}{}; events: {}; cards: {}</figcaption></figure>",
                 k.frame,
                 esc(&k.file),
                 k.frame,

@@ -32,6 +32,9 @@ const FELT_DISTANCE: f64 = 22.0;
 /// Share of card-stock white inside a card above which it is taken as face up.
 const FACE_WHITE_SHARE: f64 = 0.30;
 
+/// A card cut out of a shape, in plane pixels: centre, long side, short side, long-axis direction.
+type Piece = ((f64, f64), f64, f64, (f64, f64));
+
 /// A card found on the table plane.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlaneCard {
@@ -193,8 +196,8 @@ impl PlaneFinder {
         .map_err(cv("open"))?;
         if let Ok(dir) = std::env::var("TABLECAM_PLANE_DEBUG") {
             // For tuning on a new table: the rectified plane and what was taken as not felt.
-            let _ = opencv::imgcodecs::imwrite_def(&format!("{dir}/plane.png"), &plane);
-            let _ = opencv::imgcodecs::imwrite_def(&format!("{dir}/not_felt.png"), &opened);
+            let _ = opencv::imgcodecs::imwrite_def(format!("{dir}/plane.png"), &plane);
+            let _ = opencv::imgcodecs::imwrite_def(format!("{dir}/not_felt.png"), &opened);
         }
         let mut contours: Vector<Vector<CvPoint>> = Vector::new();
         imgproc::find_contours_def(&opened, &mut contours, imgproc::RETR_EXTERNAL, imgproc::CHAIN_APPROX_SIMPLE)
@@ -219,7 +222,7 @@ impl PlaneFinder {
             // How many cards make this shape: one, or k side by side (across their width) or end
             // to end (along their height).
             let close = |v: f64, want: f64| (v - want).abs() <= SIZE_TOLERANCE * want;
-            let mut pieces: Vec<((f64, f64), f64, f64, (f64, f64))> = Vec::new(); // centre, long, short, long-axis
+            let mut pieces: Vec<Piece> = Vec::new();
             if close(long, ch) && close(short, cw) {
                 pieces.push((centre, long, short, (ux, uy)));
             } else if close(short, ch) && long > cw * (1.0 + SIZE_TOLERANCE) && long < 7.0 * cw {

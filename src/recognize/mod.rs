@@ -622,7 +622,7 @@ impl Recognizer {
 
     /// Cards measured on the rectified table plane ([`locate::plane`]).
     fn plane_cards(&mut self, image: &Mat, g: &TableGeometry) -> Result<Vec<FoundCard>, RecognizeError> {
-        if self.plane.as_ref().is_none_or(|(c, _)| *c != g.calibration) {
+        if !self.plane.as_ref().is_some_and(|(c, _)| *c == g.calibration) {
             self.plane = Some((g.calibration.clone(), locate::plane::PlaneFinder::new(g)?));
         }
         let (_, finder) = self.plane.as_ref().expect("set above");

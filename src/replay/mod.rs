@@ -123,8 +123,8 @@ impl FromStr for Speed {
 /// Where a session's frames are.
 #[derive(Debug, Clone)]
 pub enum Frames {
-    /// A recording.
-    Recording(RecordingReader),
+    /// A recording (boxed: the reader is large and sessions are few).
+    Recording(Box<RecordingReader>),
     /// A video file (simulator session).
     Video(PathBuf),
 }
@@ -176,7 +176,7 @@ impl Session {
                 ruleset: m.ruleset,
                 geometry,
                 calibration_json,
-                frames: Frames::Recording(reader),
+                frames: Frames::Recording(Box::new(reader)),
                 journal,
                 models: m.models,
                 health_interval_ms: m.health_interval_ms,
@@ -210,7 +210,7 @@ impl Session {
     /// The session's frames as a recorded source, numbered as the live run numbered them.
     pub fn source(&self) -> Result<Box<dyn FrameSource>, ReplayError> {
         Ok(match &self.frames {
-            Frames::Recording(r) => Box::new(r.clone().into_source()),
+            Frames::Recording(r) => Box::new((**r).clone().into_source()),
             Frames::Video(v) => Box::new(VideoFileSource::open_file(v, &self.camera_id)?),
         })
     }
