@@ -154,7 +154,13 @@ impl PlaneFinder {
             let bg = felt.data_bytes().map_err(cv("felt"))?;
             let mask = self.table_mask.data_bytes().map_err(cv("mask"))?;
             let out = fg.data_bytes_mut().map_err(cv("mask"))?;
+            let wout = white.data_bytes_mut().map_err(cv("mask"))?;
+            // One pass over the plane for both masks.
             for (i, (px, f)) in src.chunks_exact(3).zip(bg.chunks_exact(3)).enumerate() {
+                // card stock: light and nearly grey (a, b near 128)
+                if px[0] > 170 && (i32::from(px[1]) - 128).abs() < 18 && (i32::from(px[2]) - 128).abs() < 22 {
+                    wout[i] = 255;
+                }
                 if mask[i] == 0 {
                     continue;
                 }
@@ -168,13 +174,6 @@ impl PlaneFinder {
                     && (i32::from(px[2]) - 128).abs() < 12;
                 if d > FELT_DISTANCE || stock {
                     out[i] = 255;
-                }
-            }
-            let wout = white.data_bytes_mut().map_err(cv("mask"))?;
-            for (i, px) in src.chunks_exact(3).enumerate() {
-                // card stock: light and nearly grey (a, b near 128)
-                if px[0] > 170 && (i32::from(px[1]) - 128).abs() < 18 && (i32::from(px[2]) - 128).abs() < 22 {
-                    wout[i] = 255;
                 }
             }
         }

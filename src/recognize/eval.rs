@@ -662,12 +662,26 @@ fn eval_sim(
         confusions.extend(conf);
         errors.extend(errs.into_iter().map(|e| ErrorCase { image: path.clone(), ..e }));
     }
+    let images = images.len() - failed.len();
+    Ok(sim_report(dir, split.to_string(), images, failed, counts, &confusions, &times))
+}
+
+/// The simulator report of what [`score_sim`] counted over `images` frames.
+fn sim_report(
+    dir: &Path,
+    split: String,
+    images: usize,
+    failed_images: Vec<String>,
+    counts: SimCounts,
+    confusions: &[(String, String)],
+    times: &[StageTimes],
+) -> SimReport {
     let c = &counts;
-    Ok(SimReport {
+    SimReport {
         dataset: dir.to_path_buf(),
-        split: split.to_string(),
-        images: images.len() - failed.len(),
-        failed_images: failed,
+        split,
+        images,
+        failed_images,
         recall_pct: pct(c.located, c.visible_cards),
         precision_pct: pct(c.true_positives, c.true_positives + c.false_positives),
         correct_pct: pct(c.correct, c.face_up),
@@ -675,10 +689,10 @@ fn eval_sim(
         wrong_pct: pct(c.wrong, c.face_up),
         missed_pct: pct(c.missed, c.face_up),
         back_accuracy_pct: pct(c.backs_correct, c.backs),
-        top_confusions: top_confusions(&confusions, 10),
-        timing: timing(&times),
+        top_confusions: top_confusions(confusions, 10),
+        timing: timing(times),
         counts,
-    })
+    }
 }
 
 /// One line of a session's `frames.jsonl` (the fields scored here).
@@ -751,23 +765,8 @@ fn eval_session(
         let image = dir.join(format!("video.avi#frame={}", f.frame));
         errors.extend(errs.into_iter().map(|e| ErrorCase { image: image.clone(), ..e }));
     }
-    let c = &counts;
-    Ok(SimReport {
-        dataset: dir.to_path_buf(),
-        split: format!("session, every {every} frames, calibrated"),
-        images: done,
-        failed_images: Vec::new(),
-        recall_pct: pct(c.located, c.visible_cards),
-        precision_pct: pct(c.true_positives, c.true_positives + c.false_positives),
-        correct_pct: pct(c.correct, c.face_up),
-        unknown_pct: pct(c.unknown, c.face_up),
-        wrong_pct: pct(c.wrong, c.face_up),
-        missed_pct: pct(c.missed, c.face_up),
-        back_accuracy_pct: pct(c.backs_correct, c.backs),
-        top_confusions: top_confusions(&confusions, 10),
-        timing: timing(&times),
-        counts,
-    })
+    let split = format!("session, every {every} frames, calibrated");
+    Ok(sim_report(dir, split, done, Vec::new(), counts, &confusions, &times))
 }
 
 fn eval_real(
