@@ -3,10 +3,10 @@
 # Builds always use --release and the shared target/ directory.
 
 # What `make demo` runs after building (one shell line; `&&` stops at the first failure): the main
-# job on the bundled session (datasets/demo/, config/demo.json) with a fresh journal, publishing on
-# tcp://127.0.0.1:5556; then the journal's hash chain is checked and the round's dispute evidence
-# pack is written to var/demo/dispute/index.html.
-DEMO_COMMANDS = rm -rf var/demo/journal var/demo/dispute && $(BIN) run --config config/demo.json && $(BIN) journal verify var/demo/journal/T1.jsonl && $(BIN) dispute --session datasets/demo/fortune3cp-2025-exposed --journal var/demo/journal/T1.jsonl --round T1-r000001 --out var/demo/dispute && echo "demo: evidence pack var/demo/dispute/index.html, journal var/demo/journal/T1.jsonl"
+# job on the bundled session (datasets/demo/, config/demo.json) with a fresh journal and recording,
+# publishing on tcp://127.0.0.1:5556; then the journal's hash chain is checked and the round's
+# dispute evidence pack is written from the recording to var/demo/dispute/index.html.
+DEMO_COMMANDS = rm -rf var/demo/journal var/demo/recordings var/demo/dispute && $(BIN) run --config config/demo.json && $(BIN) journal verify var/demo/journal/T1.jsonl && $(BIN) dispute --session "$$(ls -d var/demo/recordings/T1/*/ | tail -n 1)" --round T1-r000001 --out var/demo/dispute && echo "demo: evidence pack var/demo/dispute/index.html, journal var/demo/journal/T1.jsonl, recording $$(ls -d var/demo/recordings/T1/*/ | tail -n 1)"
 
 # The rulesets `make odds` prints.
 RULESETS = fortune3cp-2025 fortune3cp-2008 stud-2004 qpoker-2004 sangong-1996

@@ -27,3 +27,4 @@ pub mod sim;
 pub mod source;
 pub mod track;
 pub mod verify;
+pub mod wallclock;

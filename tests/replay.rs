@@ -45,39 +45,83 @@ fn fresh(name: &str) -> PathBuf {
     dir
 }
 
+/// The events of a journal, without the volatile (`health`) ones, as JSON lines: the stream a
+/// replay must reproduce byte for byte.
+fn journal_stream(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).expect("journal");
+    let mut s = String::new();
+    for line in text.lines() {
+        // `{"n":…,"prev":"…","hash":"…","event":<event verbatim>}` (src/record/journal.rs).
+        let at = line.find(",\"event\":").expect("journal line has an event") + ",\"event\":".len();
+        let event = &line[at..line.len() - 1];
+        let kind = serde_json::from_str::<serde_json::Value>(event).expect("event JSON")["kind"].clone();
+        if kind.as_str().is_some_and(|k| !k.starts_with("health")) {
+            s.push_str(event);
+            s.push('\n');
+        }
+    }
+    s
+}
+
 #[test]
-fn replay_of_a_recording_is_byte_identical_to_the_live_run_and_to_another_replay() {
+fn replay_of_a_live_runs_recording_is_byte_identical_to_its_journal_and_to_another_replay() {
     let base = fresh("replay-identity");
     let sim = base.join("sim");
     simulate(&sim);
+    // The live run uses a presence reference, which the recording must keep for the replay.
+    let reference = base.join("empty-table.png");
+    let status = Command::new(bin())
+        .args(["presence", "reference", "--frame", "0", "--video"])
+        .arg(sim.join("video.avi"))
+        .arg("--out")
+        .arg(&reference)
+        .status()
+        .expect("run tablecam presence reference");
+    assert!(status.success());
 
-    // The live run: the simulator's video through the pipeline, recorded and journaled.
-    let rec = base.join("recording");
-    let live = Collector::new();
-    let mut options = ReplayOptions::new(fixture_models());
-    options.record_to = Some(rec.clone());
-    let session = Session::open(&sim).expect("simulator session");
-    let table = session.table_id.clone();
-    let report = replay::run(&session, &options, Box::new(live.clone())).expect("live run");
-    assert!(report.panicked.is_empty(), "{:?}", report.panicked);
-    let live_stream = live.deterministic_stream(&table);
-    let frames = RecordingReader::open(&rec).expect("recording").frame_count();
-    assert!(frames >= 300, "a whole round is hundreds of frames, recorded {frames}");
-    assert!(live_stream.lines().count() > 0, "the live run emitted no event");
+    let models = fixture_models();
+    let config = serde_json::json!({
+        "version": 1,
+        "tables": [{
+            "table_id": "T1",
+            "source": sim.join("video.avi"),
+            "calibration": sim.join("calibration.json"),
+            "ruleset": "fortune3cp-2025",
+            "presence_reference": reference,
+        }],
+        "recognizer": { "locator": models.locator, "classifier": models.classifier, "workers": 2, "intra_threads": 1 },
+        "journal": { "dir": base.join("journal"), "fsync": "never" },
+        "recording": { "dir": base.join("recordings"), "max_total_gb": 10 },
+        "health_interval_ms": 1000,
+        "queue_capacity": 8
+    });
+    let config_path = base.join("run.json");
+    std::fs::write(&config_path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
+    let output = Command::new(bin()).arg("run").arg("--config").arg(&config_path).output().expect("tablecam run");
+    assert!(output.status.success(), "tablecam run: {}", String::from_utf8_lossy(&output.stderr));
 
-    // The journal holds exactly what the live run emitted, and verifies.
-    let journal = rec.join("journal").join(format!("{table}.jsonl"));
+    let journal = base.join("journal/T1.jsonl");
     let check = verify_file(&journal, None).expect("journal readable");
     assert!(check.problem.is_none(), "{:?}", check.problem);
-    assert_eq!(check.entries as usize, live.table(&table).len());
+    let live_stream = journal_stream(&journal);
+    assert!(live_stream.lines().count() > 0, "the live run emitted no event");
 
-    // Replay of the recording, in-process.
+    // One run, one recording folder under recordings/T1/.
+    let runs: Vec<PathBuf> =
+        std::fs::read_dir(base.join("recordings/T1")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let rec = runs[0].clone();
+    let frames = RecordingReader::open(&rec).expect("recording").frame_count();
+    assert!(frames >= 300, "a whole round is hundreds of frames, recorded {frames}");
+
     let replayed = Collector::new();
     let session = Session::open(&rec).expect("recording session");
-    assert_eq!(session.models.as_ref(), Some(&fixture_models()), "the recording names its models");
+    assert_eq!(session.models.as_ref(), Some(&models), "the recording names its models");
+    assert_eq!(session.journal.as_deref(), Some(journal.as_path()), "the recording names its journal");
+    assert!(session.presence_reference.is_some(), "the recording kept the presence reference");
     let options = ReplayOptions::new(session.models(None, None));
     replay::run(&session, &options, Box::new(replayed.clone())).expect("replay");
-    let replay_stream = replayed.deterministic_stream(&table);
+    let replay_stream = replayed.deterministic_stream("T1");
     if live_stream != replay_stream {
         let first = live_stream.lines().zip(replay_stream.lines()).position(|(a, b)| a != b);
         panic!(
@@ -88,7 +132,7 @@ fn replay_of_a_recording_is_byte_identical_to_the_live_run_and_to_another_replay
         );
     }
 
-    // And a second replay through the CLI, paced by a (fast) speed factor, with --out.
+    // A second replay, through the CLI, re-records and matches too.
     let out = base.join("out");
     let output = Command::new(bin())
         .arg("replay")
@@ -100,7 +144,7 @@ fn replay_of_a_recording_is_byte_identical_to_the_live_run_and_to_another_replay
     assert!(output.status.success(), "tablecam replay: {}", String::from_utf8_lossy(&output.stderr));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains(&format!("{frames}/{frames} frames")), "progress bar: {stderr}");
-    let cli_stream = std::fs::read_to_string(out.join(format!("{table}.jsonl"))).expect("events file");
+    let cli_stream = std::fs::read_to_string(out.join("T1.jsonl")).expect("events file");
     assert!(cli_stream == replay_stream, "the CLI replay differs from the in-process replay");
 }
 

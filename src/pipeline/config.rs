@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::PipelineError;
+use crate::record::recording::{RecordingOptions, Retention};
 use crate::rules::RulesetId;
 use crate::source::SourceSpec;
 
@@ -168,8 +169,34 @@ fn always() -> FsyncSetting {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RecordingConfig {
-    /// Folder of the recordings.
+    /// Folder of the recordings: each run records each table into
+    /// `<dir>/<table_id>/<UTC start time>/` (a recording, as `tablecam replay` and `dispute` read).
     pub dir: PathBuf,
+    /// JPEG quality of the recorded frames, 1..=100 (default 92): what the pipeline recognizes.
+    #[serde(default)]
+    pub jpeg_quality: Option<i32>,
+    /// Retention: keep at most this many GB of segments per table and run (default: no limit).
+    #[serde(default)]
+    pub max_total_gb: Option<f64>,
+    /// Retention: delete segments older than this many hours (default: no limit).
+    #[serde(default)]
+    pub max_age_hours: Option<f64>,
+}
+
+impl RecordingConfig {
+    /// The recorder's options: segments and JPEG quality as the defaults unless given, and the
+    /// retention limits.
+    pub fn options(&self) -> RecordingOptions {
+        let d = RecordingOptions::default();
+        RecordingOptions {
+            jpeg_quality: self.jpeg_quality.unwrap_or(d.jpeg_quality),
+            retention: Retention {
+                max_total_bytes: self.max_total_gb.map(|g| (g * 1e9) as u64),
+                max_age: self.max_age_hours.map(|h| std::time::Duration::from_secs_f64(h * 3600.0)),
+            },
+            ..d
+        }
+    }
 }
 
 /// A validated configuration: paths resolved and checked, sources parsed.
@@ -378,6 +405,16 @@ impl RunConfig {
         self.journal.dir = resolve(&self.journal.dir);
         if let Some(rec) = &mut self.recording {
             rec.dir = resolve(&rec.dir);
+            if rec.jpeg_quality.is_some_and(|q| !(1..=100).contains(&q)) {
+                return Err(config_error(path, "recording.jpeg_quality", "must be 1..=100 (92 is the default)"));
+            }
+            for (field, v) in
+                [("recording.max_total_gb", rec.max_total_gb), ("recording.max_age_hours", rec.max_age_hours)]
+            {
+                if v.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
+                    return Err(config_error(path, field, "must be a positive number (leave it out for no limit)"));
+                }
+            }
         }
         if self.queue_capacity == 0 {
             return Err(config_error(path, "queue_capacity", "0: use at least 1 (8 is a good start)"));
@@ -433,6 +470,18 @@ mod tests {
     }
 
     #[test]
+    fn recording_options_follow_the_file() {
+        let mut g = good();
+        g["recording"] = serde_json::json!({"dir": "rec", "jpeg_quality": 80, "max_total_gb": 1.5, "max_age_hours": 2});
+        let v = check(&g).expect("valid");
+        let o = v.config.recording.as_ref().expect("recording").options();
+        assert_eq!(o.jpeg_quality, 80);
+        assert_eq!(o.retention.max_total_bytes, Some(1_500_000_000));
+        assert_eq!(o.retention.max_age, Some(std::time::Duration::from_secs(7200)));
+        assert_eq!(o.segment_max_frames, RecordingOptions::default().segment_max_frames);
+    }
+
+    #[test]
     fn errors_name_the_field() {
         // An edit of the good file, the field the error must name, words of its message.
         type Case = (Box<dyn Fn(&mut serde_json::Value)>, &'static str, &'static str);
@@ -456,6 +505,17 @@ mod tests {
                 "tcp://",
             ),
             (Box::new(|v| v["speed"] = 2.into()), "(top level)", "unknown field `speed`"),
+            (
+                Box::new(|v| v["recording"] = serde_json::json!({"dir": "rec", "jpeg_quality": 0})),
+                "recording.jpeg_quality",
+                "1..=100",
+            ),
+            (
+                Box::new(|v| v["recording"] = serde_json::json!({"dir": "rec", "max_age_hours": -1})),
+                "recording.max_age_hours",
+                "positive",
+            ),
+            (Box::new(|v| v["recording"] = serde_json::json!({"path": "rec"})), "recording", "unknown field `path`"),
         ];
         for (edit, field, message) in cases {
             let mut v = good();

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crossbeam_channel::{bounded, Sender};
 
-use super::config::{CurveConfig, FsyncSetting, RunConfig, ValidatedConfig};
+use super::config::{CurveConfig, FsyncSetting, RecordingConfig, RunConfig, TableConfig, ValidatedConfig};
 use super::contract::{EventSink, SerializedEvent, TableHint, TableSetup};
 use super::engine::{Pipeline, PipelineOptions, PipelineReport, TableInput};
 use super::logic::MonitorLogic;
@@ -25,9 +25,10 @@ use crate::publish::{
     read_public_keys_dir, Attach, BackendHint, HintRules, Inbound, InboundConfig, KeyPair, Publisher, PublisherConfig,
     Security,
 };
+use crate::record::recording::{ModelsUsed, Recorder, RecordingManifest, RecordingTap, RECORDING_VERSION};
 use crate::record::{FsyncPolicy, Journal};
 use crate::rules::settle::{Decision, Wager};
-use crate::source::{OpenOptions, Pace};
+use crate::source::{FrameSource, OpenOptions, Pace};
 
 /// Arguments of `tablecam run`.
 #[derive(Debug, Clone, clap::Args)]
@@ -217,16 +218,31 @@ pub fn start(
             sim_pace: Pace::RealTime,
             ..OpenOptions::default()
         };
-        let source =
+        let mut source =
             spec.open(&options).map_err(|source| PipelineError::Source { table_id: t.table_id.clone(), source })?;
-        let presence = match &t.presence_reference {
+        let reference = match &t.presence_reference {
             Some(r) => {
                 let image = opencv::imgcodecs::imread(&*r.to_string_lossy(), opencv::imgcodecs::IMREAD_COLOR)
                     .map_err(|e| PipelineError::stage("presence reference", format!("{}: {e}", r.display())))?;
-                PresenceDetector::new(&geometry, &image, PresenceConfig::default())?
+                if opencv::prelude::MatTraitConst::empty(&image) {
+                    return Err(PipelineError::stage(
+                        "presence reference",
+                        format!("{}: not a readable image (an empty-table photo from this camera)", r.display()),
+                    ));
+                }
+                Some(image)
             }
+            None => None,
+        };
+        let presence = match &reference {
+            Some(image) => PresenceDetector::new(&geometry, image, PresenceConfig::default())?,
             None => PresenceDetector::without_reference(&geometry, PresenceConfig::default())?,
         };
+        if let Some(rec) = &c.recording {
+            let recorder = start_recording(v, t, &camera_id, &*source, reference.as_ref(), rec)?;
+            eprintln!("tablecam run: recording {} into {}", t.table_id, recorder.dir().display());
+            source = Box::new(RecordingTap::new(source, recorder));
+        }
         let logic = MonitorLogic::factory(&TableSetup {
             table_id: &t.table_id,
             camera_id: &camera_id,
@@ -282,6 +298,60 @@ pub fn start(
         if json { Box::new(PrintingSink::json(sink, print)) } else { Box::new(PrintingSink::new(sink, print)) };
     let pipeline = Pipeline::start(tables, &recognizers, sink, &options, stop)?;
     Ok((pipeline, inbound))
+}
+
+/// Creates `<recording.dir>/<table>/<UTC start>/` and its recorder: the manifest names what a
+/// replay needs to reproduce this run (models, health interval, journal), the calibration is
+/// copied verbatim and the presence reference as a PNG.
+fn start_recording(
+    v: &ValidatedConfig,
+    t: &TableConfig,
+    camera_id: &str,
+    source: &dyn FrameSource,
+    reference: Option<&opencv::core::Mat>,
+    rec: &RecordingConfig,
+) -> Result<Recorder, PipelineError> {
+    let c = &v.config;
+    let fail = |e: String| PipelineError::stage("recording", format!("table {}: {e}", t.table_id));
+    // The wall clock only names the folder: one folder per run, sorted by start time; a second
+    // start within the same second gets a suffix rather than refusing to start.
+    let base = rec.dir.join(&t.table_id);
+    let stamp = crate::wallclock::compact(std::time::SystemTime::now());
+    let mut dir = base.join(&stamp);
+    let mut n = 2;
+    while dir.exists() {
+        dir = base.join(format!("{stamp}-{n}"));
+        n += 1;
+    }
+    let calibration_json = std::fs::read_to_string(&t.calibration)
+        .map_err(|e| fail(format!("reading {}: {e}", t.calibration.display())))?;
+    let info = source.info();
+    let manifest = RecordingManifest {
+        version: RECORDING_VERSION,
+        table_id: t.table_id.clone(),
+        camera_id: camera_id.to_string(),
+        ruleset: t.ruleset,
+        input: info.input.clone(),
+        nominal_fps: info.nominal_fps,
+        jpeg_quality: 0, // set by the recorder from the options
+        models: Some(ModelsUsed { locator: c.recognizer.locator.clone(), classifier: c.recognizer.classifier.clone() }),
+        journal: Some(absolute(&c.journal.dir.join(format!("{}.jsonl", t.table_id)))),
+        health_interval_ms: c.health_interval_ms,
+    };
+    let recorder =
+        Recorder::create(&dir, &manifest, &calibration_json, rec.options()).map_err(|e| fail(e.to_string()))?;
+    if let Some(image) = reference {
+        recorder.keep_presence_reference(image).map_err(|e| fail(e.to_string()))?;
+    }
+    Ok(recorder)
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().map(|d| d.join(p)).unwrap_or_else(|_| p.to_path_buf())
+    }
 }
 
 /// Runs `tablecam run`: returns the final report (printed on stderr) once drained.

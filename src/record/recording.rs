@@ -45,6 +45,9 @@ pub const MANIFEST_FILE: &str = "recording.json";
 pub const INDEX_FILE: &str = "index.jsonl";
 /// The calibration's file name in a recording folder.
 pub const CALIBRATION_FILE: &str = "calibration.json";
+/// The empty-table image the live run's bet-presence detector compared against, if it had one
+/// (PNG: lossless, so a replay sees the same pixels).
+pub const PRESENCE_REFERENCE_FILE: &str = "presence_reference.png";
 
 /// Errors of recording and reading recordings. Each names the file concerned.
 #[derive(Debug, thiserror::Error)]
@@ -456,6 +459,21 @@ impl Recorder {
             next_segment: 0,
             next_frame: 0,
         })
+    }
+
+    /// Keeps the presence detector's reference image with the recording, so that a replay
+    /// detects bets as the live run did.
+    pub fn keep_presence_reference(&self, image: &Mat) -> Result<(), RecordingError> {
+        let path = self.dir.join(PRESENCE_REFERENCE_FILE);
+        let ok = imgcodecs::imwrite(&*path.to_string_lossy(), image, &Vector::new())
+            .map_err(codec("writing the presence reference"))?;
+        if !ok {
+            return Err(RecordingError::Codec {
+                context: format!("writing {}", path.display()),
+                message: "OpenCV could not write the PNG".into(),
+            });
+        }
+        Ok(())
     }
 
     /// The recording's folder.

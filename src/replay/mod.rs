@@ -31,7 +31,7 @@ use crate::pipeline::{
 use crate::presence::{PresenceConfig, PresenceDetector};
 use crate::record::recording::{
     ModelsUsed, Recorder, RecordingError, RecordingManifest, RecordingOptions, RecordingReader, RecordingTap,
-    CALIBRATION_FILE, MANIFEST_FILE, RECORDING_VERSION,
+    CALIBRATION_FILE, MANIFEST_FILE, PRESENCE_REFERENCE_FILE, RECORDING_VERSION,
 };
 use crate::record::{FsyncPolicy, Journal};
 use crate::rules::RulesetId;
@@ -148,6 +148,8 @@ pub struct Session {
     pub frames: Frames,
     /// The journal the live run wrote, as the recording names it (it may have been removed since).
     pub journal: Option<PathBuf>,
+    /// The live run's bet-presence reference image, if the recording kept one.
+    pub presence_reference: Option<PathBuf>,
     /// The models the live run used, if recorded.
     pub models: Option<ModelsUsed>,
     /// The live run's health interval, ms.
@@ -178,6 +180,7 @@ impl Session {
                 calibration_json,
                 frames: Frames::Recording(Box::new(reader)),
                 journal,
+                presence_reference: Some(dir.join(PRESENCE_REFERENCE_FILE)).filter(|p| p.exists()),
                 models: m.models,
                 health_interval_ms: m.health_interval_ms,
             });
@@ -202,6 +205,7 @@ impl Session {
             calibration_json,
             frames: Frames::Video(video),
             journal: None,
+            presence_reference: None,
             models: None,
             health_interval_ms: DEFAULT_HEALTH_INTERVAL_MS,
         })
@@ -317,6 +321,11 @@ pub fn run(
             health_interval_ms: session.health_interval_ms,
         };
         let recorder = Recorder::create(dir, &manifest, &session.calibration_json, options.recording.clone())?;
+        if let Some(p) = &session.presence_reference {
+            let from = p.clone();
+            std::fs::copy(&from, dir.join(PRESENCE_REFERENCE_FILE))
+                .map_err(|source| ReplayError::Io { path: from, source })?;
+        }
         source = Box::new(RecordingTap::new(source, recorder));
         std::fs::create_dir_all(dir.join(JOURNAL_DIR))
             .map_err(|e| ReplayError::Io { path: dir.join(JOURNAL_DIR), source: e })?;
@@ -333,9 +342,25 @@ pub fn run(
         ruleset: session.ruleset,
         geometry: &geometry,
     })?;
-    // As `tablecam run` does for a table without a presence reference (the recording keeps none).
-    let presence =
-        PresenceDetector::without_reference(&geometry, PresenceConfig::default()).map_err(PipelineError::from)?;
+    // As `tablecam run` did: with the recording's reference image if the live run had one.
+    let reference = match &session.presence_reference {
+        Some(p) => {
+            let image = opencv::imgcodecs::imread(&*p.to_string_lossy(), opencv::imgcodecs::IMREAD_COLOR)
+                .ok()
+                .filter(|m| !opencv::prelude::MatTraitConst::empty(m))
+                .ok_or_else(|| ReplayError::Io {
+                    path: p.clone(),
+                    source: std::io::Error::new(std::io::ErrorKind::InvalidData, "not a readable PNG"),
+                })?;
+            Some(image)
+        }
+        None => None,
+    };
+    let presence = match &reference {
+        Some(image) => PresenceDetector::new(&geometry, image, PresenceConfig::default()),
+        None => PresenceDetector::without_reference(&geometry, PresenceConfig::default()),
+    }
+    .map_err(PipelineError::from)?;
     let table = TableInput {
         table_id: session.table_id.clone(),
         source,
