@@ -64,7 +64,7 @@ fn journal_stream(path: &Path) -> String {
 }
 
 #[test]
-fn replay_of_a_live_runs_recording_is_byte_identical_to_its_journal_and_to_another_replay() {
+fn replay_of_a_live_runs_recording_with_backend_hints_is_byte_identical_to_its_journal_and_to_another_replay() {
     let base = fresh("replay-identity");
     let sim = base.join("sim");
     simulate(&sim);
@@ -79,6 +79,20 @@ fn replay_of_a_live_runs_recording_is_byte_identical_to_its_journal_and_to_anoth
         .expect("run tablecam presence reference");
     assert!(status.success());
 
+    // The table backend's messages, queued by a DEALER before the run binds its ROUTER, so they
+    // arrive while the first frames go through: two taken, one refused (an unknown table).
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let zctx = zmq::Context::new();
+    let backend = zctx.socket(zmq::DEALER).unwrap();
+    backend.connect(&format!("tcp://127.0.0.1:{port}")).unwrap();
+    for m in [
+        r#"{"type":"round_start","table":"T1","round_id":"R-42"}"#,
+        r#"{"type":"bets","table":"T1","seat":2,"bets":[{"spot":"ante","stake":10000}]}"#,
+        r#"{"type":"fold","table":"T9","seat":2}"#,
+    ] {
+        backend.send(m, 0).unwrap();
+    }
+
     let models = fixture_models();
     let config = serde_json::json!({
         "version": 1,
@@ -92,6 +106,7 @@ fn replay_of_a_live_runs_recording_is_byte_identical_to_its_journal_and_to_anoth
         "recognizer": { "locator": models.locator, "classifier": models.classifier, "workers": 2, "intra_threads": 1 },
         "journal": { "dir": base.join("journal"), "fsync": "never" },
         "recording": { "dir": base.join("recordings"), "max_total_gb": 10 },
+        "backend": { "endpoint": format!("tcp://127.0.0.1:{port}") },
         "health_interval_ms": 1000,
         "queue_capacity": 8
     });
@@ -105,6 +120,9 @@ fn replay_of_a_live_runs_recording_is_byte_identical_to_its_journal_and_to_anoth
     assert!(check.problem.is_none(), "{:?}", check.problem);
     let live_stream = journal_stream(&journal);
     assert!(live_stream.lines().count() > 0, "the live run emitted no event");
+    drop(backend);
+    assert_eq!(live_stream.matches(r#""kind":"backend.hint""#).count(), 2, "{live_stream}");
+    assert!(live_stream.contains(r#""source":"backend""#), "the refused message is journaled: {live_stream}");
 
     // One run, one recording folder under recordings/T1/.
     let runs: Vec<PathBuf> =

@@ -42,8 +42,21 @@ pub struct TableInput {
     pub presence: Option<PresenceDetector>,
     /// Tracker, round state machine and verifier.
     pub logic: Box<dyn TableLogic>,
-    /// Messages from the table's backend, if it has one (applied before the next frame).
-    pub hints: Option<Receiver<TableHint>>,
+    /// Messages from the table's backend.
+    pub hints: Hints,
+}
+
+/// Where a table's backend messages come from.
+#[derive(Debug, Default)]
+pub enum Hints {
+    /// No backend: vision alone.
+    #[default]
+    None,
+    /// A live backend: what arrived since the last frame applies from the next one on.
+    Live(Receiver<TableHint>),
+    /// A replay: each message applies before the frame it was applied before in the live run
+    /// (sorted by frame; the journal's `backend.hint` and backend `error` events say which).
+    Replayed(std::collections::VecDeque<(u64, TableHint)>),
 }
 
 /// Sizes and intervals of the pipeline.
@@ -60,16 +73,6 @@ pub struct PipelineOptions {
 impl Default for PipelineOptions {
     fn default() -> Self {
         PipelineOptions { workers: 1, queue_capacity: 8, health_interval_ms: 5_000 }
-    }
-}
-
-impl PipelineOptions {
-    /// The most results a table thread can hold waiting for an earlier frame: every item in
-    /// flight between its source and itself. Tickets are handed out in order into one FIFO
-    /// queue, so the missing one is always among them and the buffer never grows past this.
-    pub fn reorder_capacity(&self) -> usize {
-        // The job queue, one job in each worker, and the table's result queue.
-        self.queue_capacity + self.workers + self.queue_capacity
     }
 }
 
@@ -242,7 +245,6 @@ impl Pipeline {
                 counters: all_counters[i].clone(),
                 sink: sink_tx.clone(),
                 health_interval_ms: options.health_interval_ms,
-                reorder_capacity: options.reorder_capacity(),
                 next_health_ms: None,
                 last_frame: None,
             };
@@ -401,11 +403,10 @@ struct TableCtx {
     index: usize,
     presence: Option<PresenceDetector>,
     logic: Box<dyn TableLogic>,
-    hints: Option<Receiver<TableHint>>,
+    hints: Hints,
     counters: Counters,
     sink: Sender<(usize, SerializedEvent)>,
     health_interval_ms: u64,
-    reorder_capacity: usize,
     /// Frame time of the next health report.
     next_health_ms: Option<f64>,
     /// The last frame handled: number and timestamp.
@@ -420,14 +421,9 @@ impl TableCtx {
             let reorder = c(&self.counters, StageName::Reorder);
             reorder.received();
             pending.insert(done.ticket, done.item);
-            if pending.len() > self.reorder_capacity {
-                // Cannot happen while tickets are dense and the job queue is FIFO; say so if it does.
-                reorder.error(format!(
-                    "{} results wait for ticket {next} (capacity {})",
-                    pending.len(),
-                    self.reorder_capacity
-                ));
-            }
+            // No limit here: while one worker is stalled on ticket `next`, the others go on and
+            // their results wait (small card lists, not frames). A stall shows as the recognize
+            // stage's p99 latency; it is not an item's error.
             while let Some(item) = pending.remove(&next) {
                 next += 1;
                 c(&self.counters, StageName::Reorder).sent(None);
@@ -460,10 +456,19 @@ impl TableCtx {
             DoneItem::Failed => return,
             DoneItem::Health(h) => self.logic.source_health(&h, &mut out),
             DoneItem::Cards(frame, cards) => {
-                // Backend messages that came since the last frame apply from this one on.
-                if let Some(hints) = &self.hints {
-                    for hint in hints.try_iter() {
-                        self.logic.hint(&hint, &mut out);
+                match &mut self.hints {
+                    Hints::None => {}
+                    // Backend messages that came since the last frame apply from this one on.
+                    Hints::Live(rx) => {
+                        for hint in rx.try_iter() {
+                            self.logic.hint(&hint, &mut out);
+                        }
+                    }
+                    Hints::Replayed(queue) => {
+                        while queue.front().is_some_and(|(f, _)| *f <= frame.seq) {
+                            let (_, hint) = queue.pop_front().expect("front exists");
+                            self.logic.hint(&hint, &mut out);
+                        }
                     }
                 }
                 let counters = self.counters.clone();

@@ -19,6 +19,9 @@ pub struct MonitorLogic {
     camera_id: String,
     /// The last frame seen (number, ms): events not caused by a frame carry it.
     last: (u64, f64),
+    /// Refused backend messages, reported with the frame they arrived before (as accepted
+    /// ones are echoed), so that a replay can put them back at the same place.
+    refused: Vec<String>,
 }
 
 impl MonitorLogic {
@@ -37,6 +40,7 @@ impl MonitorLogic {
             table_id: Arc::from(setup.table_id),
             camera_id: setup.camera_id.to_string(),
             last: (0, 0.0),
+            refused: Vec::new(),
         })
     }
 
@@ -59,6 +63,13 @@ impl MonitorLogic {
             text,
             volatile,
         });
+    }
+
+    fn report_refused(&mut self, out: &mut Vec<SerializedEvent>) {
+        for message in std::mem::take(&mut self.refused) {
+            let e = self.envelope(EventBody::Error { source: "backend".into(), message });
+            self.emit(e, false, out);
+        }
     }
 
     fn envelope(&self, body: EventBody) -> Event {
@@ -107,6 +118,7 @@ pub fn frame_observations(frame: &ObservedFrame) -> FrameObservations {
 impl TableLogic for MonitorLogic {
     fn frame(&mut self, frame: &ObservedFrame, out: &mut Vec<SerializedEvent>) -> Result<(), PipelineError> {
         self.last = (frame.frame, frame.timestamp_ms);
+        self.report_refused(out);
         for e in self.monitor.push(&frame_observations(frame)) {
             self.emit(e, false, out);
         }
@@ -149,18 +161,16 @@ impl TableLogic for MonitorLogic {
         self.emit(e, true, out);
     }
 
-    fn hint(&mut self, hint: &TableHint, out: &mut Vec<SerializedEvent>) {
+    fn hint(&mut self, hint: &TableHint, _out: &mut Vec<SerializedEvent>) {
         match hint {
             // The verifier echoes it as `backend.hint` with the frame it was applied at.
             TableHint::Hint(h) => self.monitor.hint(h.clone()),
-            TableHint::Refused(message) => {
-                let e = self.envelope(EventBody::Error { source: "backend".into(), message: message.clone() });
-                self.emit(e, false, out);
-            }
+            TableHint::Refused(message) => self.refused.push(message.clone()),
         }
     }
 
     fn finish(&mut self, out: &mut Vec<SerializedEvent>) -> Result<(), PipelineError> {
+        self.report_refused(out);
         for e in self.monitor.finish() {
             self.emit(e, false, out);
         }

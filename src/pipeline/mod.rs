@@ -10,8 +10,8 @@
 //!   blocks when the recognizers are behind and loses nothing; a live one (camera, stream)
 //!   drops the frame instead, counted as the source stage's `dropped`.
 //! * Each worker has its own [`CardRecognizer`] (its own ONNX sessions). Results come back out
-//!   of order; each table thread puts them back in order by the ticket its source gave them,
-//!   in a buffer that cannot outgrow what is in flight ([`PipelineOptions::reorder_capacity`]).
+//!   of order; each table thread puts them back in order by the ticket its source gave them
+//!   (while one worker is stalled the others' results wait there: card lists, not frames).
 //! * The table thread runs bet presence and the table's [`TableLogic`] (tracker, round state
 //!   machine, verifier) frame by frame. Time is the frames' timestamps, never the wall clock:
 //!   the same input gives the same events, byte for byte. Every stage counts received / sent /
@@ -30,8 +30,10 @@ pub mod run;
 mod sink;
 mod stage;
 
-pub use contract::{EventSink, HealthReport, LogicFactory, ObservedFrame, SerializedEvent, TableLogic, TableSetup};
-pub use engine::{Pipeline, PipelineOptions, PipelineReport, TableInput, TableReport};
+pub use contract::{
+    EventSink, HealthReport, LogicFactory, ObservedFrame, SerializedEvent, TableHint, TableLogic, TableSetup,
+};
+pub use engine::{Hints, Pipeline, PipelineOptions, PipelineReport, TableInput, TableReport};
 pub use error::PipelineError;
 pub use logic::{frame_observations, observation, readable, MonitorLogic};
 pub use recognizer::{CardRecognizer, OnnxRecognizers, RecognizerFactory};

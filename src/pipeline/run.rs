@@ -12,7 +12,7 @@ use crossbeam_channel::{bounded, Sender};
 
 use super::config::{CurveConfig, FsyncSetting, RecordingConfig, RunConfig, TableConfig, ValidatedConfig};
 use super::contract::{EventSink, SerializedEvent, TableHint, TableSetup};
-use super::engine::{Pipeline, PipelineOptions, PipelineReport, TableInput};
+use super::engine::{Hints, Pipeline, PipelineOptions, PipelineReport, TableInput};
 use super::logic::MonitorLogic;
 use super::recognizer::OnnxRecognizers;
 use super::sink::PrintingSink;
@@ -252,9 +252,9 @@ pub fn start(
         let hints = if c.backend.is_some() {
             let (tx, rx) = bounded(64);
             hint_senders.insert(t.table_id.clone(), tx);
-            Some(rx)
+            Hints::Live(rx)
         } else {
-            None
+            Hints::None
         };
         tables.push(TableInput {
             table_id: t.table_id.clone(),

@@ -37,6 +37,10 @@ pub struct ReplayArgs {
     /// No progress bar on stderr.
     #[arg(long)]
     pub quiet: bool,
+    /// Ignore the backend messages the live run's journal holds: vision alone (events then differ
+    /// from the live run's wherever a hint mattered).
+    #[arg(long)]
+    pub no_hints: bool,
 }
 
 /// Runs `tablecam replay`.
@@ -48,6 +52,7 @@ pub fn run_cli(args: &ReplayArgs) -> Result<PipelineReport, ReplayError> {
     options.workers = args.workers;
     options.progress = !args.quiet;
     options.record_to = args.record.clone();
+    options.hints = !args.no_hints;
     let out: Box<dyn std::io::Write + Send> = match &args.out {
         Some(dir) => {
             std::fs::create_dir_all(dir).map_err(|source| ReplayError::Io { path: dir.clone(), source })?;

@@ -13,7 +13,7 @@
 //! replayed and disputed later (`docs/disputes.md`).
 pub mod cli;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -25,15 +25,15 @@ use opencv::core::Mat;
 
 use crate::calib::{Calibration, TableGeometry};
 use crate::pipeline::{
-    EventSink, MonitorLogic, OnnxRecognizers, Pipeline, PipelineError, PipelineOptions, PipelineReport,
-    SerializedEvent, TableInput, TableSetup,
+    EventSink, Hints, MonitorLogic, OnnxRecognizers, Pipeline, PipelineError, PipelineOptions, PipelineReport,
+    SerializedEvent, TableHint, TableInput, TableSetup,
 };
 use crate::presence::{PresenceConfig, PresenceDetector};
 use crate::record::recording::{
     ModelsUsed, Recorder, RecordingError, RecordingManifest, RecordingOptions, RecordingReader, RecordingTap,
     CALIBRATION_FILE, MANIFEST_FILE, PRESENCE_REFERENCE_FILE, RECORDING_VERSION,
 };
-use crate::record::{FsyncPolicy, Journal};
+use crate::record::{verify_file, FsyncPolicy, Journal};
 use crate::rules::RulesetId;
 use crate::source::{FrameSource, Read, SourceError, SourceInfo, VideoFileSource};
 
@@ -76,6 +76,14 @@ pub enum ReplayError {
     /// The journal of a run that records could not be opened.
     #[error(transparent)]
     Journal(#[from] crate::record::JournalError),
+    /// The live run's journal, which holds the backend messages to replay, is damaged.
+    #[error("the journal {} fails verification ({problem}); its backend messages cannot be trusted: restore it, or replay on vision alone with --no-hints", path.display())]
+    BadJournal {
+        /// The journal.
+        path: PathBuf,
+        /// The first problem found.
+        problem: String,
+    },
     /// A bad `--speed`.
     #[error("speed {0:?}: use realtime, max, or a factor such as 2 or 0.5")]
     BadSpeed(String),
@@ -282,6 +290,8 @@ pub struct ReplayOptions {
     pub record_to: Option<PathBuf>,
     /// Recording options when recording.
     pub recording: RecordingOptions,
+    /// Apply the live run's backend messages (from its journal) at the frames it applied them.
+    pub hints: bool,
 }
 
 impl ReplayOptions {
@@ -294,8 +304,41 @@ impl ReplayOptions {
             progress: false,
             record_to: None,
             recording: RecordingOptions::default(),
+            hints: true,
         }
     }
+}
+
+/// The backend messages a live run applied, from its journal, each with the frame it was applied
+/// before: accepted ones are its `backend.hint` events, refused ones its `error` events from
+/// `"backend"` (both carry that frame, see docs/events.md). The journal is verified first.
+pub fn journaled_hints(path: &Path) -> Result<VecDeque<(u64, TableHint)>, ReplayError> {
+    let check = verify_file(path, None)?;
+    if let Some(problem) = check.problem {
+        return Err(ReplayError::BadJournal { path: path.to_path_buf(), problem: problem.to_string() });
+    }
+    let text = std::fs::read_to_string(path).map_err(|source| ReplayError::Io { path: path.to_path_buf(), source })?;
+    let bad = |n: usize, why: String| ReplayError::BadJournal {
+        path: path.to_path_buf(),
+        problem: format!("line {n}: {why}"),
+    };
+    let mut hints = VecDeque::new();
+    for (i, line) in text.lines().enumerate() {
+        let entry: serde_json::Value = serde_json::from_str(line).map_err(|e| bad(i + 1, e.to_string()))?;
+        let event = &entry["event"];
+        let frame = event["frame"].as_u64().ok_or_else(|| bad(i + 1, "event without a frame".into()))?;
+        let hint = match event["kind"].as_str() {
+            Some("backend.hint") => TableHint::Hint(
+                serde_json::from_value(event["body"].clone()).map_err(|e| bad(i + 1, format!("backend.hint: {e}")))?,
+            ),
+            Some("error") if event["body"]["source"] == "backend" => {
+                TableHint::Refused(event["body"]["message"].as_str().unwrap_or_default().to_string())
+            }
+            _ => continue,
+        };
+        hints.push_back((frame, hint));
+    }
+    Ok(hints)
 }
 
 /// Runs the pipeline over `session`, handing every event to `sink`; returns the run's report.
@@ -361,14 +404,14 @@ pub fn run(
         None => PresenceDetector::without_reference(&geometry, PresenceConfig::default()),
     }
     .map_err(PipelineError::from)?;
-    let table = TableInput {
-        table_id: session.table_id.clone(),
-        source,
-        geometry,
-        presence: Some(presence),
-        logic,
-        hints: None,
+    // The live run's backend messages, at the frames it applied them (a simulator session, or a
+    // recording whose journal is gone, has none: vision alone).
+    let hints = match (&session.journal, options.hints) {
+        (Some(j), true) if j.exists() => Hints::Replayed(journaled_hints(j)?),
+        _ => Hints::None,
     };
+    let table =
+        TableInput { table_id: session.table_id.clone(), source, geometry, presence: Some(presence), logic, hints };
     let recognizers = OnnxRecognizers {
         locator: options.models.locator.clone(),
         classifier: options.models.classifier.clone(),

@@ -30,8 +30,8 @@ use serde::Serialize;
 use crate::calib::Calibration;
 use crate::events::Event;
 use crate::pipeline::{
-    Collector, LogicFactory, OnnxRecognizers, Pipeline, PipelineError, PipelineOptions, RecognizerFactory, TableInput,
-    TableSetup,
+    Collector, Hints, LogicFactory, OnnxRecognizers, Pipeline, PipelineError, PipelineOptions, RecognizerFactory,
+    TableInput, TableSetup,
 };
 use crate::presence::{PresenceConfig, PresenceDetector};
 use crate::rules::{Ruleset, RulesetId};
@@ -215,7 +215,7 @@ pub fn run_session(
         geometry,
         presence: Some(presence),
         logic,
-        hints: None,
+        hints: Hints::None,
     };
     let pipeline = Pipeline::start(
         vec![table],
