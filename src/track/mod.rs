@@ -792,6 +792,30 @@ impl Tracker {
         let (expired, keep): (Vec<_>, Vec<_>) =
             std::mem::take(&mut self.lost).into_iter().partition(|(_, since)| frame.saturating_sub(*since) >= window);
         self.lost = keep;
+        // A whole hand gone at once after the deal, none of its cards seen on
+        // the way (the dealer's hand over them): the hand was gathered, a fold.
+        // A removal or a swap takes one card and leaves the others in view.
+        let mut whole_hands: BTreeMap<TableZone, u64> = BTreeMap::new();
+        if !matches!(self.phase, RoundPhase::Dealing | RoundPhase::WaitingForBets) {
+            for (t, _) in &expired {
+                let Some(z @ TableZone::Seat(_)) = t.zone else { continue };
+                let in_view = self.tracks.iter().any(|o| o.confirmed && !o.abandoned && o.zone == Some(z));
+                let seen: Vec<u64> = expired
+                    .iter()
+                    .chain(self.lost.iter())
+                    .filter(|(o, _)| o.zone == Some(z) && !o.abandoned)
+                    .map(|(o, _)| o.last_seen)
+                    .collect();
+                let first = seen.iter().min().copied().unwrap_or(0);
+                let last = seen.iter().max().copied().unwrap_or(0);
+                if !in_view && seen.len() >= 2 && last - first <= 2 * GATHER_LEAD_FRAMES {
+                    whole_hands.insert(z, first);
+                }
+            }
+        }
+        for (z, at) in whole_hands {
+            self.note_gathered(z, at, &mut out);
+        }
         for (t, since) in expired {
             let from = t.zone.filter(|z| *z != TableZone::Discard);
             if self.phase == RoundPhase::Collection
