@@ -321,6 +321,39 @@ fn zone_name(p: Position) -> TableZone {
     }
 }
 
+/// Hands (`None`: the dealer's) holding a dealt card that the noise model
+/// above never lets the detector see at rest: in every frame it lies under a
+/// card drawn above it or under a hand (a shuffler packet landing stacked).
+/// No camera can count such a card; a hand short of it is what the table shows.
+fn hands_with_invisible_cards(g: &TableGeometry, r: &RoundTruth) -> BTreeSet<Option<u8>> {
+    let [cw, _] = g.calibration.card_size_mm;
+    let mut seen_at_rest: BTreeMap<u32, bool> = BTreeMap::new();
+    for st in &r.states {
+        for (i, c) in st.cards.iter().enumerate() {
+            // The same tests as `observe`.
+            let covered = st.cards[i + 1..].iter().any(|o| o.center_mm.dist(c.center_mm) < 0.45 * cw);
+            let under_hand = st.hands.iter().any(|h| h.position_mm.dist(c.center_mm) < 45.0);
+            let at_rest = c.velocity_mm[0].hypot(c.velocity_mm[1]) < 1.0;
+            *seen_at_rest.entry(c.id).or_default() |= !covered && !under_hand && at_rest;
+        }
+    }
+    let mut out = BTreeSet::new();
+    for st in &r.plan.actions {
+        if let Action::Deal { cards, to, .. } = &st.action {
+            for c in cards {
+                if seen_at_rest.get(&c.id) == Some(&false) {
+                    match *to {
+                        Position::Seat(s) => out.insert(Some(s.0)),
+                        Position::Dealer => out.insert(None),
+                        _ => false,
+                    };
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Checks one round's flags against the plan; returns a description of every mismatch.
 fn check_flags(id: RulesetId, r: &RoundTruth, evs: &[Event]) -> Vec<String> {
     let mut problems = Vec::new();
@@ -358,13 +391,18 @@ fn check_flags(id: RulesetId, r: &RoundTruth, evs: &[Event]) -> Vec<String> {
     problems
 }
 
-// NOT YET: fails today. Fixed: re-created tracks counted again (lost cards are
-// revived, a packet's duplicate track is merged), the partial deal ending early
-// (deal_idle_frames 24), a fold's last card starting the collection. Still
-// failing: qpoker-2004 shuffler_failure seed 2 is seen as two rounds; the
-// remaining mismatches are listed by `--ignored`.
+// NOT YET: 116 of 348 runs wrong (was 246). Fixed: fold collections read as
+// removals, a late-collected card of the void deal abandoning the redeal. Left:
+// * shuffler_failure (every ruleset): the simulator redeals into slots past the
+//   ends of the hand zones (its slot count is not reset by the collection), so
+//   hands look short (wrong_card_count); qpoker-2004 seed 2 is seen as two rounds;
+// * duplicate_card raised ~10 frames after the harness's evidence frame;
+// * card_swapped in stud-2004 / qpoker-2004 read as card_removed;
+// * stud-2004 cards_to_hand_without_bet and skipped_hand: count flags wrong or late;
+// * sangong-1996 without the dice hint: order flags late or missing; card_removed missed;
+// * fortune3cp-2025 cards_to_hand_without_bet: a false wrong_community_cards.
 #[test]
-#[ignore = "NOT YET: qpoker-2004 shuffler_failure seed 2 seen as two rounds (see the comment above)"]
+#[ignore = "NOT YET: 116 of 348 scenario runs wrong (shuffler redeals, swaps, duplicates' latency, San Gong without dice; see the comment above)"]
 fn every_scenario_raises_exactly_its_flags_in_time() {
     let mut failures = Vec::new();
     let mut checked = 0;
@@ -378,9 +416,16 @@ fn every_scenario_raises_exactly_its_flags_in_time() {
                 let s = session(id, &[sc], 1000 + 37 * seed + k as u64, Noise::realistic());
                 for hints in [false, true] {
                     let run = run(&s, id, hints);
-                    assert_eq!(run.per_round.len(), 1, "{id} {} seed {seed}: one round", sc.name());
-                    let probs = check_flags(id, &s.rounds[0], &run.per_round[0]);
                     checked += 1;
+                    if run.per_round.len() != 1 {
+                        failures.push(format!(
+                            "{id} {} seed {seed} hints={hints}: {} rounds seen, one played",
+                            sc.name(),
+                            run.per_round.len()
+                        ));
+                        continue;
+                    }
+                    let probs = check_flags(id, &s.rounds[0], &run.per_round[0]);
                     for p in probs {
                         failures.push(format!("{id} {} seed {seed} hints={hints}: {p}", sc.name()));
                     }
@@ -394,7 +439,14 @@ fn every_scenario_raises_exactly_its_flags_in_time() {
 }
 
 /// Compares an outcome with the plan's settlement, bet by bet; `None` if equal.
-fn compare_outcome(plan: &RoundPlan, o: &tablecam::events::RoundOutcome, unseen_folds_ok: bool) -> Option<String> {
+/// `settled_only`: an unverified outcome leaves out the bets it could not
+/// decide (docs/events.md); every bet it did settle must still be the plan's.
+fn compare_outcome(
+    plan: &RoundPlan,
+    o: &tablecam::events::RoundOutcome,
+    unseen_folds_ok: bool,
+    settled_only: bool,
+) -> Option<String> {
     let st = &plan.settlement;
     if o.status != "settled" {
         return Some(format!("status {} ({:?})", o.status, o.verification.reasons));
@@ -412,7 +464,12 @@ fn compare_outcome(plan: &RoundPlan, o: &tablecam::events::RoundOutcome, unseen_
             mine.bets.iter().map(|b| (b.bet, b.net_multiple, b.net_amount)).collect();
         let theirs_no_money: Vec<(BetKind, f64)> = theirs.iter().map(|x| (x.0, x.1)).collect();
         let ours_no_money: Vec<(BetKind, f64)> = ours.iter().map(|x| (x.0, x.1)).collect();
-        let same = if unseen_folds_ok { theirs_no_money == ours_no_money } else { theirs == ours };
+        let same = match (unseen_folds_ok, settled_only) {
+            (true, false) => theirs_no_money == ours_no_money,
+            (false, false) => theirs == ours,
+            (true, true) => ours_no_money.iter().all(|b| theirs_no_money.contains(b)),
+            (false, true) => ours.iter().all(|b| theirs.contains(b)),
+        };
         if !same {
             return Some(format!("seat {}: {ours:?} vs plan {theirs:?}", h.seat.0));
         }
@@ -423,18 +480,17 @@ fn compare_outcome(plan: &RoundPlan, o: &tablecam::events::RoundOutcome, unseen_
     None
 }
 
-// NOT YET: fails today (190 problems over 250 rounds). No phantom rounds any
-// more; left: stud-2004 folded hands' cards lost in the gathered stack give
-// false card_removed (60) and wrong settlements (37); qpoker-2004 unverified and
-// wrong without hints (14); some rounds unverified with hints ("seat N card K
-// never seen face up").
+// Passes over these 250 rounds. Over 1000 (20 sessions per ruleset) one round
+// still fails: stud-2004 seed 18 round 7, a card landing on a still card takes
+// over its track, so the hand is seen one card short (wrong_card_count).
 #[test]
-#[ignore = "NOT YET: stud fold collections flagged card_removed; qpoker/stud outcomes wrong (see the comment above)"]
 fn clean_rounds_raise_nothing_and_settle_as_planned() {
     // 50 rounds per ruleset: 5 sessions of 10 rounds, alternately with and without backend hints.
     let mut failures = Vec::new();
     let mut verified = 0;
     let mut total = 0;
+    // Rounds in which the simulator stacks a dealt card under another for the whole round.
+    let mut stacked = 0;
     for id in RulesetId::ALL {
         for seed in 0..5u64 {
             let s = session(id, &[Scenario::Clean; 10], 500 + seed, Noise::realistic());
@@ -444,6 +500,30 @@ fn clean_rounds_raise_nothing_and_settle_as_planned() {
             for (i, (r, evs)) in s.rounds.iter().zip(&run.per_round).enumerate() {
                 total += 1;
                 let what = format!("{id} seed {seed} round {i} hints={hints}");
+                let invisible = hands_with_invisible_cards(&s.geometry, r);
+                if !invisible.is_empty() {
+                    // The table shows a hand one card short: exactly its wrong
+                    // count flag (and the void it brings), nothing else.
+                    stacked += 1;
+                    let rule = *Ruleset::new(id).irregularity(IrregularityKind::WrongCardCount).expect("a rule");
+                    let got: BTreeSet<Option<u8>> = flags(evs)
+                        .iter()
+                        .filter(|(f, _)| {
+                            f.irregularity == IrregularityKind::WrongCardCount
+                                && f.citation == rule.citation.to_string()
+                                && f.consequence == serde_json::to_value(rule.consequence).unwrap()
+                        })
+                        .map(|(f, _)| f.seat)
+                        .collect();
+                    if got != invisible || flags(evs).len() != invisible.len() {
+                        failures.push(format!("{what}: a card never visible in {invisible:?}; flags {:?}", flags(evs)));
+                    }
+                    let outs = outcomes(evs);
+                    if outs.len() != 1 || outs[0].status != "void" {
+                        failures.push(format!("{what}: a card never visible: outcomes {outs:?}"));
+                    }
+                    continue;
+                }
                 for (f, frame) in flags(evs) {
                     failures.push(format!(
                         "{what}: flag {} seat {:?} at {frame}: {}",
@@ -465,17 +545,15 @@ fn clean_rounds_raise_nothing_and_settle_as_planned() {
                 match o.verification.status {
                     VerificationStatus::Verified => {
                         verified += 1;
-                        if let Some(p) = compare_outcome(&r.plan, o, !hints) {
+                        if let Some(p) = compare_outcome(&r.plan, o, !hints, false) {
                             failures.push(format!("{what}: verified but wrong: {p}"));
                         }
                     }
                     VerificationStatus::Unverified => {
                         // Never wrong: whatever it settled must agree with the plan.
                         if o.status == "settled" {
-                            if let Some(p) = compare_outcome(&r.plan, o, !hints) {
-                                if !o.verification.reasons.iter().any(|x| x.contains("depends on cards never seen")) {
-                                    failures.push(format!("{what}: unverified and wrong: {p}"));
-                                }
+                            if let Some(p) = compare_outcome(&r.plan, o, !hints, true) {
+                                failures.push(format!("{what}: unverified and wrong: {p}"));
                             }
                         }
                         if hints {
@@ -487,14 +565,12 @@ fn clean_rounds_raise_nothing_and_settle_as_planned() {
         }
     }
     assert!(failures.is_empty(), "{} problems:\n{}", failures.len(), failures.join("\n"));
+    assert!(stacked * 100 <= total, "{stacked} of {total} clean rounds have a card no camera can see");
     // Without hints a Q Poker fold with a Pair Plus bet is invisible; everything else verifies.
     assert!(verified * 10 >= total * 9, "only {verified} of {total} clean rounds verified");
 }
 
-// NOT YET: fails for stud-2004: one round now, but the outcome is `verified`
-// although the dealer's first card was never read.
 #[test]
-#[ignore = "NOT YET: stud-2004 outcome verified although the dealer's first card was never read"]
 fn a_deciding_card_never_read_leaves_the_outcome_unverified_not_wrong() {
     for id in RulesetId::ALL {
         let probe = session(id, &[Scenario::Clean], 77, Noise::realistic());
@@ -672,7 +748,7 @@ fn golden_event_streams() {
 
 /// Prints a session's events next to the plan's actions:
 /// `DEBUG_TV=fortune3cp-2025,clean,5,10,0 cargo test --release --test track_verify debug_dump -- --ignored --nocapture`
-/// (ruleset, scenario, seed, rounds, hints 0/1).
+/// (ruleset, scenario, seed, rounds, hints 0/1[, id of a physical card never read]).
 #[test]
 #[ignore]
 fn debug_dump() {
@@ -683,12 +759,14 @@ fn debug_dump() {
     let seed: u64 = p[2].parse().unwrap();
     let n: usize = p[3].parse().unwrap();
     let hints = p[4] == "1";
-    let s = session(id, &vec![sc; n], seed, Noise::realistic());
+    let never_read = p.get(5).map(|x| x.parse().unwrap());
+    let s = session(id, &vec![sc; n], seed, Noise { never_read, ..Noise::realistic() });
     for (i, r) in s.rounds.iter().enumerate() {
         println!("== round {i} from frame {}", r.first_frame);
         for (a, st) in r.plan.actions.iter().enumerate() {
             println!("  action {a} frames {:?}: {}", r.action_frames[a], serde_json::to_string(&st.action).unwrap());
         }
+        println!("  hands with a card never visible: {:?}", hands_with_invisible_cards(&s.geometry, r));
         for f in &r.plan.expected_flags {
             println!(
                 "  expect {:?} seat {:?} from action {} evidence {:?}",

@@ -100,7 +100,9 @@ pub struct TrackerOptions {
     pub min_identity_confidence: f32,
     /// Agreeing reads needed to confirm an identity.
     pub identity_votes: u32,
-    /// Share of the reads since the card was turned up that must agree.
+    /// Share of the confident reads since the card was turned up that must
+    /// agree. A frame without a read (glare, the card edge-on while turned) is
+    /// no disagreement: counting it would hold back cards read correctly.
     pub identity_agreement: f64,
     /// A card faster than this (mm/frame) is blurred: its reads do not vote.
     pub vote_max_speed_mm: f64,
@@ -291,7 +293,6 @@ struct Track {
     face_up: bool,
     face_streak: u32,
     votes: BTreeMap<Card, u32>,
-    reads: u32,
     identity: Option<Card>,
     zone: Option<TableZone>,
     candidate: Option<TableZone>,
@@ -307,6 +308,15 @@ struct Track {
     to_discard: bool,
     /// Where it was first seen.
     born: Point,
+    /// The frame it left its zone (meaningful while `left_from` is set).
+    left_at: u64,
+    /// The last frame it was detected.
+    last_seen: u64,
+    /// The frame it first settled in a zone this round.
+    arrived_at: u64,
+    /// Lost under a card that landed on it (see [`COVER_SHARE`]): it stays in
+    /// its hand, unseen, until the hand is collected.
+    hidden: bool,
 }
 
 impl Track {
@@ -360,6 +370,9 @@ pub struct Tracker {
     turned_up: bool,
     /// Centre of the shoe zone, if the calibration has one.
     shoe: Option<Point>,
+    /// Zones whose cards were gathered for the discard rack this round, with
+    /// the frame the first of them left the zone.
+    gathered: BTreeMap<TableZone, u64>,
 }
 
 /// Cards first seen within this distance of the shoe are new cards out of it.
@@ -371,6 +384,20 @@ const DUPLICATE_SHARE: f64 = 0.3;
 
 /// Frames a chip stack is held after it was last seen (presence flicker).
 const CHIP_HOLD_FRAMES: u64 = 3;
+
+/// A card of a hand that vanished at most this many frames before the hand's
+/// other cards started for the discard rack went with them: the dealer's hand
+/// and the gathered stack hide it. A card taken earlier (palmed, then the hand
+/// folded) is a removal: the removal itself takes longer than this.
+const GATHER_LEAD_FRAMES: u64 = 8;
+
+/// A card lost in its zone within this share of a card's width of a card of
+/// the zone that arrived as it vanished (within [`COVER_SLACK_FRAMES`]) lies
+/// under that card.
+const COVER_SHARE: f64 = 0.5;
+
+/// See [`COVER_SHARE`].
+const COVER_SLACK_FRAMES: u64 = 12;
 
 impl Tracker {
     /// A tracker for a table playing `ruleset`, with its calibration.
@@ -416,6 +443,7 @@ impl Tracker {
             pending_hints: Vec::new(),
             last_frame: None,
             turned_up: false,
+            gathered: BTreeMap::new(),
             shoe: geometry.calibration.zones.iter().find(|z| z.kind == ZoneKind::Shoe).map(|z| z.polygon_mm.centroid()),
         })
     }
@@ -566,6 +594,7 @@ impl Tracker {
             match *matched {
                 Some(oi) => {
                     let (p, o) = points[oi];
+                    self.tracks[ti].last_seen = frame;
                     let changes = self.update_track(ti, p, &o);
                     activity |= self.tracks[ti].speed() > self.opts.settle_speed_mm && self.tracks[ti].confirmed;
                     if changes.settled {
@@ -591,8 +620,12 @@ impl Tracker {
                         }
                     }
                     if let Some(from) = changes.left {
+                        self.tracks[ti].left_at = frame;
                         let heading = self.heading_to_discard(&self.tracks[ti]);
                         self.tracks[ti].to_discard = heading;
+                        if heading {
+                            self.note_gathered(from, frame, &mut out);
+                        }
                         if heading
                             && matches!(self.phase, RoundPhase::Reveal | RoundPhase::Settlement)
                             && !self.late_fold(from)
@@ -634,6 +667,7 @@ impl Tracker {
                     t.missed = 0;
                     t.hits += 1;
                     t.face_streak = 0;
+                    t.last_seen = frame;
                     self.tracks.push(t);
                     continue;
                 }
@@ -649,7 +683,6 @@ impl Tracker {
                     face_up: o.face_up,
                     face_streak: 0,
                     votes: BTreeMap::new(),
-                    reads: 0,
                     identity: None,
                     zone: None,
                     candidate: None,
@@ -660,6 +693,10 @@ impl Tracker {
                     left_from: None,
                     to_discard: false,
                     born: *p,
+                    left_at: 0,
+                    last_seen: frame,
+                    arrived_at: 0,
+                    hidden: false,
                 });
             }
         }
@@ -715,18 +752,23 @@ impl Tracker {
                 continue;
             }
             let moving = t.speed() > self.opts.settle_speed_mm;
+            let home = t.zone.or(t.left_from).filter(|z| *z != TableZone::Discard);
             // Collected cards stack up in the discard rack and hide each other
-            // on the way there.
+            // on the way there; a card lost from a hand that is being gathered
+            // (its other cards on their way out) went with them.
             let collected = t.to_discard
                 || self.phase == RoundPhase::Collection
+                || home.is_some_and(|z| self.gathered_with(z, t.last_seen) || self.zone_on_the_move(z, t.id))
                 || moving && self.heading_to_discard(&t)
                 || t.zone == Some(TableZone::Discard)
                 || self.zone_of(t.pos) == Some(TableZone::Discard)
                 || self.zones.iter().any(|z| z.zone == TableZone::Discard && z.polygon.centroid().dist(t.pos) < 150.0);
             if collected {
-                if let Some(from) = t.zone.or(t.left_from).filter(|z| *z != TableZone::Discard) {
+                if let Some(from) = home {
                     out.push(TrackEventKind::Moved { track: t.id, from, to: TableZone::Discard, phase: self.phase });
-                    self.on_collected(from, frame, &mut out);
+                    let left = if t.left_from.is_some() { t.left_at } else { t.last_seen };
+                    self.note_gathered(from, left, &mut out);
+                    self.on_collected(from, frame, t.abandoned, &mut out);
                 }
                 continue;
             }
@@ -750,13 +792,48 @@ impl Tracker {
         let (expired, keep): (Vec<_>, Vec<_>) =
             std::mem::take(&mut self.lost).into_iter().partition(|(_, since)| frame.saturating_sub(*since) >= window);
         self.lost = keep;
+        // A whole hand gone at once after the deal, none of its cards seen on
+        // the way (the dealer's hand over them): the hand was gathered, a fold.
+        // A removal or a swap takes one card and leaves the others in view.
+        let mut whole_hands: BTreeMap<TableZone, u64> = BTreeMap::new();
+        if !matches!(self.phase, RoundPhase::Dealing | RoundPhase::WaitingForBets) {
+            for (t, _) in &expired {
+                let Some(z @ TableZone::Seat(_)) = t.zone else { continue };
+                let in_view = self.tracks.iter().any(|o| o.confirmed && !o.abandoned && o.zone == Some(z));
+                let seen: Vec<u64> = expired
+                    .iter()
+                    .chain(self.lost.iter())
+                    .filter(|(o, _)| o.zone == Some(z) && !o.abandoned)
+                    .map(|(o, _)| o.last_seen)
+                    .collect();
+                let first = seen.iter().min().copied().unwrap_or(0);
+                let last = seen.iter().max().copied().unwrap_or(0);
+                if !in_view && seen.len() >= 2 && last - first <= 2 * GATHER_LEAD_FRAMES {
+                    whole_hands.insert(z, first);
+                }
+            }
+        }
+        for (z, at) in whole_hands {
+            self.note_gathered(z, at, &mut out);
+        }
         for (t, since) in expired {
             let from = t.zone.filter(|z| *z != TableZone::Discard);
-            if self.phase == RoundPhase::Collection || t.zone == Some(TableZone::Discard) {
+            if self.phase == RoundPhase::Collection
+                || t.zone == Some(TableZone::Discard)
+                || from
+                    .is_some_and(|z| self.gathered_with(z, t.last_seen) || t.hidden && self.gathered.contains_key(&z))
+            {
                 if let Some(from) = from {
                     out.push(TrackEventKind::Moved { track: t.id, from, to: TableZone::Discard, phase: self.phase });
-                    self.on_collected(from, frame, &mut out);
+                    self.on_collected(from, frame, t.abandoned, &mut out);
                 }
+                continue;
+            }
+            if t.hidden || self.covered(&t) {
+                // Under the card that landed on it: it stays in the hand, unseen.
+                let mut t = t;
+                t.hidden = true;
+                self.lost.push((t, since));
                 continue;
             }
             activity = true;
@@ -786,6 +863,7 @@ impl Tracker {
         self.dealt_count = 0;
         self.folded.clear();
         self.revealed.clear();
+        self.gathered.clear();
         self.turned_up = false;
         self.empty_since = None;
         self.last_activity = frame;
@@ -817,7 +895,6 @@ impl Tracker {
                 t.face_up = o.face_up;
                 t.face_streak = 0;
                 t.votes.clear();
-                t.reads = 0;
                 if t.zone.is_some() {
                     changes.turned = Some(t.face_up);
                 }
@@ -827,16 +904,16 @@ impl Tracker {
         }
         // Identity votes: confident face reads of a still, face-up card.
         if t.face_up && o.face_up && t.speed() <= opts.vote_max_speed_mm {
-            t.reads += 1;
             if let ObservedFace::Card(c) = o.face {
                 if o.confidence >= opts.min_identity_confidence {
                     *t.votes.entry(c).or_default() += 1;
                 }
             }
             let best = t.votes.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map(|(c, n)| (*c, *n));
+            let total: u32 = t.votes.values().sum();
             if let Some((c, n)) = best {
                 if n >= opts.identity_votes
-                    && f64::from(n) >= opts.identity_agreement * f64::from(t.reads)
+                    && f64::from(n) >= opts.identity_agreement * f64::from(total)
                     && t.identity != Some(c)
                 {
                     changes.identified = Some((c, t.identity));
@@ -917,13 +994,15 @@ impl Tracker {
             t.left_from = None;
             t.identity = None;
             t.votes.clear();
-            t.reads = 0;
         }
         t.candidate_frames = 0;
         t.zone = Some(zone);
         t.outside_frames = 0;
         let from = t.left_from.take();
         let (id, face_up, card, first) = (t.id, t.face_up, t.identity, !t.arrived);
+        if first {
+            t.arrived_at = frame;
+        }
         t.arrived = true;
         if first {
             if zone == TableZone::Discard {
@@ -955,13 +1034,69 @@ impl Tracker {
         } else if let Some(from) = from.filter(|f| *f != zone) {
             out.push(TrackEventKind::Moved { track: id, from, to: zone, phase });
             if zone == TableZone::Discard {
-                self.on_collected(from, frame, out);
+                let (left, abandoned) = (self.tracks[ti].left_at, self.tracks[ti].abandoned);
+                self.note_gathered(from, left, out);
+                self.on_collected(from, frame, abandoned, out);
             }
         }
     }
 
-    fn on_collected(&mut self, from: TableZone, frame: u64, out: &mut Vec<TrackEventKind>) {
+    /// Whether a card of `zone` last seen at `last_seen` went with its hand's
+    /// cards to the discard rack (see [`GATHER_LEAD_FRAMES`]).
+    fn gathered_with(&self, zone: TableZone, last_seen: u64) -> bool {
+        self.gathered.get(&zone).is_some_and(|&g| last_seen + GATHER_LEAD_FRAMES >= g)
+    }
+
+    /// Whether another card of `zone` is moving out of it now (a hand being gathered).
+    fn zone_on_the_move(&self, zone: TableZone, except: u32) -> bool {
+        self.phase != RoundPhase::Dealing
+            && self.tracks.iter().any(|o| {
+                o.id != except
+                    && o.confirmed
+                    && o.left_from == Some(zone)
+                    && o.zone.is_none()
+                    && o.speed() > self.opts.settle_speed_mm
+            })
+    }
+
+    /// Cards of `zone` left for the discard rack from frame `at`: cards of the
+    /// zone lost just before are part of the gathered hand, not removed.
+    fn note_gathered(&mut self, zone: TableZone, at: u64, out: &mut Vec<TrackEventKind>) {
+        if zone == TableZone::Discard || self.phase == RoundPhase::Dealing {
+            return;
+        }
+        let g = self.gathered.entry(zone).or_insert(at);
+        *g = (*g).min(at);
+        let (with, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.lost)
+            .into_iter()
+            .partition(|(t, _)| t.zone == Some(zone) && (t.hidden || self.gathered_with(zone, t.last_seen)));
+        self.lost = keep;
+        for (t, _) in with {
+            out.push(TrackEventKind::Moved { track: t.id, from: zone, to: TableZone::Discard, phase: self.phase });
+        }
+    }
+
+    /// Whether a card lost in its zone lies under a card of the zone that
+    /// landed on it as it vanished (a tight spread): hidden, not removed.
+    fn covered(&self, t: &Track) -> bool {
+        let near = COVER_SHARE * self.geometry.calibration.card_size_mm[0];
+        t.zone.is_some()
+            && self.tracks.iter().any(|o| {
+                o.id != t.id
+                    && o.confirmed
+                    && o.arrived
+                    && o.zone == t.zone
+                    && o.pos.dist(t.pos) < near
+                    && o.arrived_at + COVER_SLACK_FRAMES >= t.last_seen
+                    && o.arrived_at <= t.last_seen + COVER_SLACK_FRAMES
+            })
+    }
+
+    /// `abandoned`: the card belongs to a deal already abandoned (its late
+    /// collection does not abandon the new deal).
+    fn on_collected(&mut self, from: TableZone, frame: u64, abandoned: bool, out: &mut Vec<TrackEventKind>) {
         match self.phase {
+            RoundPhase::Dealing if abandoned => {}
             RoundPhase::Dealing if self.dealt_count > 0 => {
                 // Cards taken back during the deal: the deal starts over.
                 out.push(TrackEventKind::DealAbandoned);
@@ -1032,7 +1167,23 @@ impl Tracker {
             RoundPhase::Decisions if self.turned_up => {
                 self.set_phase(RoundPhase::Reveal, "a card was turned face up", frame, out);
             }
-            RoundPhase::Reveal if !on_table.is_empty() && on_table.iter().all(|&(up, read)| up && read) => {
+            // Every card of the round read: a card briefly out of its zone (lifted
+            // while turned) or lost in it (under a hand) holds the settlement back.
+            RoundPhase::Reveal
+                if !on_table.is_empty()
+                    && on_table.iter().all(|&(up, read)| up && read)
+                    && !self
+                        .lost
+                        .iter()
+                        .any(|(t, _)| !t.abandoned && matches!(t.zone, Some(z) if z != TableZone::Discard))
+                    && !self.tracks.iter().any(|t| {
+                        t.confirmed
+                            && !t.abandoned
+                            && t.zone.is_none()
+                            && !t.to_discard
+                            && t.left_from.is_some_and(|z| z != TableZone::Discard)
+                    }) =>
+            {
                 self.set_phase(RoundPhase::Settlement, "every card on the table is face up and read", frame, out);
             }
             _ => {}

@@ -1001,7 +1001,9 @@ impl Verifier {
         reasons: &mut Vec<String>,
     ) -> Option<Settlement> {
         if unseen.is_empty() && undecided.is_empty() {
-            return settle(&self.rs, round).ok();
+            return settle(&self.rs, round)
+                .map_err(|e| reasons.push(format!("the rules engine refused the round: {e}")))
+                .ok();
         }
         let n = self.rs.cards_per_hand as usize;
         let mut results: Vec<Settlement> = Vec::new();
@@ -1017,7 +1019,10 @@ impl Verifier {
                     .collect();
                 for h in r.hands.iter_mut() {
                     if unseen.contains(&h.seat.0) {
-                        let cards = stand_in(n, strong, &used)?;
+                        let Some(cards) = stand_in(n, strong, &used) else {
+                            reasons.push(format!("seat {}: no stand-in hand left for its unseen cards", h.seat.0));
+                            return None;
+                        };
                         used.extend(cards.iter().copied());
                         h.cards = cards;
                     }
@@ -1025,7 +1030,13 @@ impl Verifier {
                         h.decision = if fold { Decision::Folded } else { Decision::Played };
                     }
                 }
-                results.push(settle(&self.rs, &r).ok()?);
+                match settle(&self.rs, &r) {
+                    Ok(st) => results.push(st),
+                    Err(e) => {
+                        reasons.push(format!("the rules engine refused the round with stand-ins: {e}"));
+                        return None;
+                    }
+                }
             }
         }
         let mut first = results[0].clone();
@@ -1089,30 +1100,84 @@ fn match_deliveries(cand: &[(TableZone, u8)], seq: &[TableZone]) -> Result<(), (
     Ok(())
 }
 
-/// `n` cards not in `used`: a weak hand (no pair, straight or flush) or a straight flush.
+/// `n` cards not in `used`: a weak hand (no pair, straight or flush) or a
+/// strong one (a straight flush, else n of a kind); `None` only when the
+/// cards seen leave no such hand. Searched in a fixed order: deterministic.
 fn stand_in(n: usize, strong: bool, used: &BTreeSet<Card>) -> Option<Vec<Card>> {
     let card = |rank: u8, suit: u8| Card::from_index(rank * 4 + suit);
+    let free = |cards: Option<Vec<Card>>| cards.filter(|c| c.iter().all(|x| !used.contains(x)));
     if strong {
         for top in (n as u8 - 1..=12).rev() {
             for suit in (0..4).rev() {
-                let cards: Option<Vec<Card>> = (0..n as u8).map(|k| card(top - k, suit)).collect();
-                if let Some(c) = cards.filter(|c| c.iter().all(|x| !used.contains(x))) {
+                if let Some(c) = free((0..n as u8).map(|k| card(top - k, suit)).collect()) {
+                    return Some(c);
+                }
+            }
+        }
+        // The most of a kind the free cards allow, then the highest free cards to fill.
+        for k in (1..=n.min(4)).rev() {
+            for rank in (0..13u8).rev() {
+                let mut c: Vec<Card> = (0..4).filter_map(|s| card(rank, s)).filter(|x| !used.contains(x)).collect();
+                if c.len() < k {
+                    continue;
+                }
+                c.truncate(k);
+                let more: Vec<Card> = (0..52u8)
+                    .rev()
+                    .filter_map(Card::from_index)
+                    .filter(|x| !used.contains(x) && !c.contains(x))
+                    .take(n - c.len())
+                    .collect();
+                c.extend(more);
+                if c.len() == n {
                     return Some(c);
                 }
             }
         }
         return None;
     }
-    // Ranks 2, 4, 7, 9, J (indices 0, 2, 5, 7, 9): no straight; suits rotate: no flush.
-    let ranks = [0u8, 2, 5, 7, 9];
-    for offset in 0..4u8 {
-        let cards: Option<Vec<Card>> =
-            ranks[..n].iter().enumerate().map(|(k, &r)| card(r, (k as u8 + offset) % 4)).collect();
-        if let Some(c) = cards.filter(|c| c.iter().all(|x| !used.contains(x))) {
-            return Some(c);
+    // n distinct ranks (index 0 = 2 … 12 = A) that make no straight (the
+    // wheel A-2-3-4-5 and 3-card A-2-3 included), in free suits that are not
+    // all one: no flush, no pair.
+    let straight = |r: &[u8]| {
+        let wheel = r.contains(&12) && r.iter().filter(|&&x| x != 12).all(|&x| (x as usize) < r.len() - 1);
+        r.windows(2).all(|w| w[1] == w[0] + 1) || wheel
+    };
+    let mut ranks: Vec<u8> = (0..n as u8).collect();
+    loop {
+        if !straight(&ranks) {
+            // A free suit for every rank, the first one that is not all one suit.
+            let suits: Vec<Vec<u8>> = ranks
+                .iter()
+                .map(|&r| (0..4u8).filter(|&s| card(r, s).is_some_and(|c| !used.contains(&c))).collect())
+                .collect();
+            if suits.iter().all(|s| !s.is_empty()) {
+                let mut pick: Vec<u8> = suits.iter().map(|s| s[0]).collect();
+                if pick.iter().all(|&s| s == pick[0]) {
+                    if let Some((k, other)) =
+                        suits.iter().enumerate().find_map(|(k, s)| s.iter().find(|&&x| x != pick[0]).map(|&x| (k, x)))
+                    {
+                        pick[k] = other;
+                    }
+                }
+                if pick.iter().any(|&s| s != pick[0]) {
+                    return ranks.iter().zip(&pick).map(|(&r, &s)| card(r, s)).collect();
+                }
+            }
+        }
+        // The next combination of n ranks out of 13, in lexicographic order.
+        let mut i = n;
+        while i > 0 && ranks[i - 1] == 13 - (n - i + 1) as u8 {
+            i -= 1;
+        }
+        if i == 0 {
+            return None;
+        }
+        ranks[i - 1] += 1;
+        for j in i..n {
+            ranks[j] = ranks[j - 1] + 1;
         }
     }
-    None
 }
 
 /// The tracker and the verifier of one table camera: frames in, events out.
