@@ -77,6 +77,10 @@ pub struct EvalArgs {
     /// them on the rectified table plane (the default on calibrated tables, see docs/recognition.md).
     #[arg(long)]
     pub network_locator: bool,
+    /// Do not read printed indexes smaller than this many pixels (their larger side): such cards
+    /// are reported `unknown` (see docs/recognition.md).
+    #[arg(long, default_value_t = crate::recognize::MIN_INDEX_PX)]
+    pub min_index_px: f64,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1046,6 +1050,7 @@ pub fn run_eval(args: &EvalArgs) -> Result<Report, RecognizeError> {
     let options = RecognizerOptions {
         session: SessionOptions { intra_threads: args.threads.max(1) },
         table_plane: !args.network_locator,
+        min_index_px: args.min_index_px,
         ..RecognizerOptions::default()
     };
     let (locator, classifier) = (resolve_model(&args.locator), resolve_model(&args.classifier));

@@ -159,7 +159,14 @@ pub struct RecognizerOptions {
     /// With a calibration, find cards by measuring them on the rectified table plane
     /// ([`locate::plane`]) instead of running the locator network.
     pub table_plane: bool,
+    /// A printed index whose larger side measures fewer frame pixels than this is not read: the
+    /// card is reported face up and `unknown`. Rank and suit in fewer pixels are guesses, and a
+    /// misread costs far more than a no-read (the tracker waits for a better frame).
+    pub min_index_px: f64,
 }
+
+/// The default [`RecognizerOptions::min_index_px`]; docs/recognition.md gives the measurement.
+pub const MIN_INDEX_PX: f64 = 14.0;
 
 impl Default for RecognizerOptions {
     fn default() -> Self {
@@ -170,6 +177,7 @@ impl Default for RecognizerOptions {
             max_input_side: 2560,
             refine_edges: true,
             table_plane: true,
+            min_index_px: MIN_INDEX_PX,
         }
     }
 }
@@ -510,8 +518,10 @@ impl Recognizer {
             jobs.push(classify::patch_rect(center, bw, bh, w, h));
             jobs.len() - 1
         };
+        // An index's printed height: a found corner's box, or the expected share of the card.
+        let readable = |height_px: f64| height_px >= self.options.min_index_px;
         for (k, card) in cards.iter().enumerate().filter(|(_, c)| c.face_up) {
-            for &i in &card.corners {
+            for &i in card.corners.iter().filter(|&&i| readable(index[i].size().0.max(index[i].size().1))) {
                 card_patches[k].push(patch_of(index[i].center, index[i].size(), &mut jobs));
             }
             if card.corners.len() < 2 {
@@ -523,7 +533,9 @@ impl Recognizer {
                     if card.corners.iter().any(|&i| index[i].center.dist(e) < 0.25 * card.rect.long) {
                         continue;
                     }
-                    card_patches[k].push(patch_of(e, extent, &mut jobs));
+                    if readable(EXPECTED_INDEX_SIZE.1 * card.rect.long) {
+                        card_patches[k].push(patch_of(e, extent, &mut jobs));
+                    }
                 }
             }
         }
