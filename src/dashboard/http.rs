@@ -39,6 +39,8 @@ pub(super) enum Source {
     Zmq(String),
     /// JSON-lines file, followed as it grows.
     File(PathBuf),
+    /// Simulated tables through the real tracker and verifier (`--demo`).
+    Demo(super::demo::DemoOptions),
 }
 
 /// Server settings.
@@ -108,6 +110,14 @@ pub(super) fn serve(config: Config) -> Result<(), DashboardError> {
     match config.source {
         Source::File(path) => std::thread::spawn(move || follow_file(&path, &feed)),
         Source::Zmq(endpoint) => std::thread::spawn(move || subscribe(&endpoint, &feed)),
+        Source::Demo(options) => std::thread::spawn(move || {
+            let ran = super::demo::run(&options, |events| {
+                feed.update(|s| events.iter().for_each(|e| s.apply(e)));
+            });
+            if let Err(e) = ran {
+                feed.update(|s| s.input_error(format!("demo stopped: {e}")));
+            }
+        }),
     };
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };
