@@ -39,6 +39,8 @@ pub(super) enum Source {
     Zmq(String),
     /// JSON-lines file, followed as it grows.
     File(PathBuf),
+    /// Simulated tables through the real tracker and verifier (`--demo`).
+    Demo(super::demo::DemoOptions),
 }
 
 /// Server settings.
@@ -87,8 +89,10 @@ pub(super) fn serve(config: Config) -> Result<(), DashboardError> {
         .map_err(|e| DashboardError::Io { what: format!("binding {}", config.listen), source: e })?;
     let addr = listener.local_addr().map_err(|e| DashboardError::Io { what: "local address".into(), source: e })?;
     let journal = Journal::open(&config.ack_journal, FsyncPolicy::Always)?;
+    let mut state = DashboardState::new();
+    let restored = restore_acks(&config.ack_journal, &mut state)?;
     let shared = Arc::new(Shared {
-        state: Mutex::new(DashboardState::new()),
+        state: Mutex::new(state),
         changed: Condvar::new(),
         cache: Mutex::new((0, Arc::new(String::new()))),
         sessions: Mutex::new(Sessions::default()),
@@ -100,6 +104,9 @@ pub(super) fn serve(config: Config) -> Result<(), DashboardError> {
     });
     // Tests read this line for the port when listening on :0.
     println!("dashboard: listening on http://{addr}");
+    if restored > 0 {
+        println!("dashboard: {restored} acknowledgement(s) restored from {}", config.ack_journal.display());
+    }
     if config.test_login_token.is_some() {
         println!("dashboard: WARNING test login enabled (one use): /test-login?token=…");
     }
@@ -108,6 +115,14 @@ pub(super) fn serve(config: Config) -> Result<(), DashboardError> {
     match config.source {
         Source::File(path) => std::thread::spawn(move || follow_file(&path, &feed)),
         Source::Zmq(endpoint) => std::thread::spawn(move || subscribe(&endpoint, &feed)),
+        Source::Demo(options) => std::thread::spawn(move || {
+            let ran = super::demo::run(&options, |events| {
+                feed.update(|s| events.iter().for_each(|e| s.apply(e)));
+            });
+            if let Err(e) = ran {
+                feed.update(|s| s.input_error(format!("demo stopped: {e}")));
+            }
+        }),
     };
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };
@@ -124,6 +139,34 @@ pub(super) fn serve(config: Config) -> Result<(), DashboardError> {
         });
     }
     Ok(())
+}
+
+/// Reads the acknowledgements already in the ack journal back into `state`, so that an alert
+/// acknowledged before a restart shows as acknowledged when its flag arrives again. The journal
+/// was opened (and a torn last line recovered) by `Journal::open` before this runs.
+fn restore_acks(path: &Path, state: &mut DashboardState) -> Result<usize, DashboardError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(DashboardError::Io { what: format!("reading {}", path.display()), source: e }),
+    };
+    let mut n = 0;
+    for line in text.lines() {
+        let Ok(entry) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+        let ack = &entry["event"];
+        let (Some("dashboard.ack"), Some(table), Some(flag), Some(user), Some(when)) = (
+            ack["kind"].as_str(),
+            ack["table_id"].as_str(),
+            ack["flag_id"].as_u64().and_then(|f| u32::try_from(f).ok()),
+            ack["user"].as_str(),
+            ack["wall_time"].as_str(),
+        ) else {
+            continue;
+        };
+        state.restore_ack(table, ack["round_id"].as_str(), flag, user, when);
+        n += 1;
+    }
+    Ok(n)
 }
 
 fn apply_line(line: &str, shared: &Shared) {
@@ -523,12 +566,7 @@ fn evidence(s: &mut TcpStream, shared: &Shared, rest: &str) -> std::io::Result<(
     let content = path.as_ref().and_then(|p| std::fs::read(p).ok());
     let Some(body) = content else {
         if file == ["index.html"] {
-            let page = format!(
-                "<!doctype html><meta charset=utf-8><title>No evidence</title><link rel=stylesheet href=/style.css>\
-                 <p class=noevidence>No evidence pack for round {} of table {} yet. Write one with \
-                 <code>tablecam dispute --round {} --out DIR/{}/{}</code>.</p>",
-                parts[1], parts[0], parts[1], parts[0], parts[1]
-            );
+            let page = no_pack_page(shared, parts[0], parts[1]);
             return respond(s, 404, "text/html; charset=utf-8", &[], page.as_bytes());
         }
         return respond(s, 404, "text/plain", &[], b"not found\n");
@@ -544,6 +582,65 @@ fn evidence(s: &mut TcpStream, shared: &Shared, rest: &str) -> std::io::Result<(
         _ => "application/octet-stream",
     };
     respond(s, 200, ctype, &[("Content-Security-Policy", CSP_EVIDENCE.to_string())], &body)
+}
+
+/// Without an evidence pack on disk: says so, and lists the round's events as this dashboard
+/// received them (what the journal holds too), so the panel is never empty for a live round.
+fn no_pack_page(shared: &Shared, table: &str, round: &str) -> String {
+    let mut page = format!(
+        "<!doctype html><meta charset=utf-8><title>Round {round}</title><link rel=stylesheet href=/style.css>\
+         <p class=noevidence>No evidence pack for round {round} of table {table} yet (key frames need a \
+         recording: <code>tablecam dispute --round {round} --out DIR/{table}/{round}</code>). \
+         The round's events as received:</p>"
+    );
+    let state = shared.state.lock().expect("state lock");
+    let Some(lines) = state.round_events(table, round) else {
+        page.push_str("<p>none kept (older than the last rounds, or none received).</p>");
+        return page;
+    };
+    let events: Vec<serde_json::Value> = lines.iter().map(|l| serde_json::from_str(l).unwrap_or_default()).collect();
+    // What a reviewer looks for first: the flags and the outcome, then the whole timeline.
+    let mut summary = String::new();
+    for v in &events {
+        let b = &v["body"];
+        match v["kind"].as_str() {
+            Some("round.flag") => summary.push_str(&format!(
+                "<li class=flag>flag {}: {}{} — {} — {}</li>",
+                b["flag_id"],
+                html_escape(b["irregularity"].as_str().unwrap_or("?")),
+                b["seat"].as_u64().map(|s| format!(" (seat {s})")).unwrap_or_default(),
+                html_escape(b["citation"].as_str().unwrap_or("")),
+                html_escape(b["detail"].as_str().unwrap_or(""))
+            )),
+            Some("round.outcome") => summary.push_str(&format!(
+                "<li>outcome: {}, {}</li>",
+                html_escape(b["status"].as_str().unwrap_or("?")),
+                html_escape(b["verification"]["status"].as_str().unwrap_or("?"))
+            )),
+            _ => {}
+        }
+    }
+    if !summary.is_empty() {
+        page.push_str(&format!("<ul class=roundsummary>{summary}</ul>"));
+    }
+    page.push_str("<table class=roundlog><tr><th>seq</th><th>camera time</th><th>event</th><th>body</th></tr>");
+    for v in &events {
+        let kind = v["kind"].as_str().unwrap_or("?");
+        let class = if kind == "round.flag" { " class=flag" } else { "" };
+        page.push_str(&format!(
+            "<tr{class}><td>{}</td><td>{:.3} s</td><td>{}</td><td><code>{}</code></td></tr>",
+            v["seq"],
+            v["time_ms"].as_f64().unwrap_or(0.0) / 1000.0,
+            html_escape(kind),
+            html_escape(&v["body"].to_string())
+        ));
+    }
+    page.push_str("</table>");
+    page
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// The wall clock as `2026-11-22T08:30:00Z` (UTC), without a date crate.

@@ -5,6 +5,7 @@
 //! Public surface: [`DashboardArgs`] / [`run_cli`] for the command line, [`DashboardState`]
 //! (the event fold) and the [`auth`] helpers.
 pub mod auth;
+mod demo;
 mod http;
 mod state;
 
@@ -64,6 +65,20 @@ pub struct DashboardArgs {
     /// Read events from a JSON-lines file instead, then follow it as it grows (tests, demos).
     #[arg(long, conflicts_with = "events")]
     pub events_file: Option<PathBuf>,
+    /// Feed the dashboard from simulated tables instead: the simulator's scripted rounds (clean
+    /// and irregular) turned into noisy detections and run through the real tracker and verifier
+    /// in simulated real time, forever. No video is rendered, no recognition model runs.
+    #[arg(long, conflicts_with_all = ["events", "events_file"])]
+    pub demo: bool,
+    /// With --demo: how many tables (rulesets in turn).
+    #[arg(long, default_value_t = 6, requires = "demo")]
+    pub demo_tables: usize,
+    /// With --demo: simulated seconds per second (2 plays twice as fast).
+    #[arg(long, default_value_t = 1.0, requires = "demo")]
+    pub demo_speed: f64,
+    /// With --demo: seed of the simulated rounds and detector noise.
+    #[arg(long, default_value_t = 1, requires = "demo")]
+    pub demo_seed: u64,
     /// The operators: JSON lines `{"user","salt","iterations","hash"}` (see `add-user`).
     #[arg(long)]
     pub users: Option<PathBuf>,
@@ -100,9 +115,16 @@ pub fn run_cli(args: &DashboardArgs) -> Result<(), DashboardError> {
         args.users.as_ref().ok_or_else(|| DashboardError::Usage("--users FILE is required (see add-user)".into()))?;
     let users = auth::Users::load(users_path)?;
     let source = match (&args.events, &args.events_file) {
+        _ if args.demo => http::Source::Demo(demo::DemoOptions {
+            tables: args.demo_tables,
+            speed: args.demo_speed,
+            seed: args.demo_seed,
+        }),
         (Some(e), _) => http::Source::Zmq(e.clone()),
         (None, Some(f)) => http::Source::File(f.clone()),
-        (None, None) => return Err(DashboardError::Usage("give --events ENDPOINT or --events-file FILE".into())),
+        (None, None) => {
+            return Err(DashboardError::Usage("give --events ENDPOINT, --events-file FILE or --demo".into()))
+        }
     };
     http::serve(http::Config {
         listen: args.listen.clone(),

@@ -1,5 +1,5 @@
 //! The dashboard's picture of every table, folded from events; what the browsers are sent.
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -8,6 +8,11 @@ use crate::events::{BackendHint, Event, EventBody, StageHealth, TableZone};
 
 /// Alerts kept in memory; older ones are dropped (the journal and the event stream keep them all).
 const MAX_ALERTS: usize = 500;
+/// Rounds whose received events are kept for the evidence panel (the oldest go first).
+const MAX_ROUND_LOGS: usize = 600;
+
+/// A flag as acks name it: table, round, flag number within the round.
+type FlagKey = (String, Option<String>, u32);
 
 /// One card as the tile shows it.
 #[derive(Debug, Clone, Serialize)]
@@ -90,6 +95,12 @@ pub struct DashboardState {
     /// Input that could not be used (malformed lines), last few, for people.
     input_errors: Vec<String>,
     version: u64,
+    /// Every acknowledgement (from the ack journal at start, then this run's), by flag: a flag
+    /// that arrives again after a restart shows as acknowledged.
+    acks: HashMap<FlagKey, (String, String)>,
+    /// The events received for each recent round, as JSON lines, for the evidence panel.
+    round_logs: HashMap<(String, String), Vec<String>>,
+    round_order: VecDeque<(String, String)>,
 }
 
 impl DashboardState {
@@ -107,6 +118,9 @@ impl DashboardState {
     pub fn apply(&mut self, event: &Event) {
         self.version += 1;
         self.events += 1;
+        if let Some(round) = &event.round_id {
+            self.log_round_event(&event.table_id, round, event.to_json());
+        }
         if let EventBody::Health { stages } = &event.body {
             let key = format!("{}/{}", event.table_id, event.camera_id);
             let h = self.health.entry(key).or_default();
@@ -197,7 +211,7 @@ impl DashboardState {
                     citation: flag.citation.clone(),
                     detail: flag.detail.clone(),
                     time_ms: event.time_ms,
-                    acked: None,
+                    acked: self.acks.get(&(event.table_id.clone(), event.round_id.clone(), flag.flag_id)).cloned(),
                 });
                 if self.alerts.len() > MAX_ALERTS {
                     self.alerts.remove(0);
@@ -240,9 +254,45 @@ impl DashboardState {
     /// Marks an alert acknowledged; false if it is unknown.
     pub fn acknowledge(&mut self, id: u64, user: &str, wall_time: &str) -> bool {
         let Some(a) = self.alerts.iter_mut().find(|a| a.id == id) else { return false };
-        a.acked = Some((user.to_string(), wall_time.to_string()));
+        let ack = (user.to_string(), wall_time.to_string());
+        a.acked = Some(ack.clone());
+        self.acks.insert((a.table.clone(), a.round_id.clone(), a.flag_id), ack);
         self.version += 1;
         true
+    }
+
+    /// An acknowledgement read back from the ack journal: its flag (already here or still to
+    /// come) shows as acknowledged by `user` at `wall_time`.
+    pub fn restore_ack(&mut self, table: &str, round_id: Option<&str>, flag_id: u32, user: &str, wall_time: &str) {
+        let key = (table.to_string(), round_id.map(str::to_string), flag_id);
+        let ack = (user.to_string(), wall_time.to_string());
+        for a in &mut self.alerts {
+            if (&a.table, &a.round_id, a.flag_id) == (&key.0, &key.1, key.2) {
+                a.acked = Some(ack.clone());
+            }
+        }
+        self.acks.insert(key, ack);
+        self.version += 1;
+    }
+
+    fn log_round_event(&mut self, table: &str, round: &str, json: String) {
+        let key = (table.to_string(), round.to_string());
+        if let Some(log) = self.round_logs.get_mut(&key) {
+            log.push(json);
+            return;
+        }
+        self.round_order.push_back(key.clone());
+        self.round_logs.insert(key, vec![json]);
+        if self.round_order.len() > MAX_ROUND_LOGS {
+            if let Some(old) = self.round_order.pop_front() {
+                self.round_logs.remove(&old);
+            }
+        }
+    }
+
+    /// The events received for a round (JSON lines, in arrival order), if it is still kept.
+    pub fn round_events(&self, table: &str, round: &str) -> Option<&[String]> {
+        self.round_logs.get(&(table.to_string(), round.to_string())).map(Vec::as_slice)
     }
 
     /// The whole picture as JSON: tables by id, alerts newest first, health, counters.

@@ -4,6 +4,7 @@
 const SVG = 'http://www.w3.org/2000/svg';
 const SUITS = { S: '\u2660', H: '\u2665', D: '\u2666', C: '\u2663' };
 const tileCache = new Map(); // table id -> JSON of what its tile shows, to redraw only changed tiles
+const handCache = new Map(); // table id -> Map(zone -> { key, node }): a redrawn tile reuses unchanged hands
 
 function el(tag, attrs, ...kids) {
   const e = document.createElement(tag);
@@ -73,17 +74,27 @@ function tile(t) {
   for (const s of t.seats_with_bets) if (!zones.has('seat ' + s)) zones.set('seat ' + s, []);
   for (const s of Object.keys(t.wagers)) if (!zones.has('seat ' + s)) zones.set('seat ' + s, []);
   const names = [...zones.keys()].sort((a, b) => { const x = zoneKey(a), y = zoneKey(b); return x[0] - y[0] || x[1] - y[1]; });
+  const oldHands = handCache.get(t.table) || new Map();
+  const hands = new Map();
   for (const z of names) {
-    const h = el('div', { class: 'hand', 'data-zone': z }, el('span', { class: 'who' }, z));
-    for (const c of zones.get(z)) h.append(cardSvg(c));
     const m = /^seat (\d+)$/.exec(z);
+    let txt = '';
     if (m) {
       const w = t.wagers[m[1]];
-      const txt = w ? wagerText(w) : (t.seats_with_bets.includes(Number(m[1])) ? 'chips' : '');
-      if (txt) h.append(el('span', { class: 'bets' }, txt));
+      txt = w ? wagerText(w) : (t.seats_with_bets.includes(Number(m[1])) ? 'chips' : '');
     }
-    div.append(h);
+    const key = JSON.stringify([zones.get(z), txt]);
+    let hit = oldHands.get(z);
+    if (!hit || hit.key !== key) {
+      const h = el('div', { class: 'hand', 'data-zone': z }, el('span', { class: 'who' }, z));
+      for (const c of zones.get(z)) h.append(cardSvg(c));
+      if (txt) h.append(el('span', { class: 'bets' }, txt));
+      hit = { key, node: h };
+    }
+    hands.set(z, hit);
+    div.append(hit.node);
   }
+  handCache.set(t.table, hands);
   if (t.outcome) {
     const o = t.outcome;
     const v = o.verification || {};
@@ -109,47 +120,93 @@ function renderTables(tables) {
   const seen = new Set();
   for (const t of tables) {
     seen.add(t.table);
-    const key = JSON.stringify(t);
+    // Sequence number and time move with every event, even one that changes nothing shown.
+    const key = JSON.stringify({ ...t, last_seq: 0, last_time_ms: 0 });
     if (tileCache.get(t.table) === key) continue;
     tileCache.set(t.table, key);
     const fresh = tile(t);
     const old = root.querySelector('[data-table="' + CSS.escape(t.table) + '"]');
     if (old) old.replaceWith(fresh); else root.append(fresh);
   }
-  for (const e of [...root.children]) if (!seen.has(e.dataset.table)) { tileCache.delete(e.dataset.table); e.remove(); }
+  for (const e of [...root.children]) {
+    if (!seen.has(e.dataset.table)) { tileCache.delete(e.dataset.table); handCache.delete(e.dataset.table); e.remove(); }
+  }
+}
+
+// Alerts and health rows are rebuilt only when they change, and otherwise reused: with 50 tables a
+// push comes every 100 ms and the alert list holds hundreds of entries.
+const alertCache = new Map(); // alert id -> { key, li }
+const healthCache = new Map(); // table/camera -> { key, rows }
+
+function alertItem(a) {
+  const li = el('li', { class: 'alert' + (a.acked ? ' acked' : ''), 'data-alert': a.id });
+  li.append(el('div', {}, el('b', {}, a.irregularity), ' · ', a.table, a.seat != null ? ' seat ' + a.seat : ' (dealer/round)'));
+  li.append(el('div', {}, 'consequence: ' + ((a.consequence && a.consequence.kind) || '?')));
+  li.append(el('div', { class: 'cite' }, a.citation));
+  li.append(el('div', { class: 'meta' }, a.detail));
+  li.append(el('div', { class: 'meta' }, (a.round_id || '') + ' · t=' + (a.time_ms / 1000).toFixed(1) + ' s (camera time)'));
+  if (a.acked) li.append(el('div', { class: 'meta' }, 'acknowledged by ' + a.acked[0] + ' at ' + a.acked[1]));
+  else {
+    const b = el('button', { type: 'button', class: 'ack' }, 'Acknowledge');
+    b.addEventListener('click', () => acknowledge(a.id, b));
+    li.append(b);
+  }
+  return li;
+}
+
+// Puts `nodes` in `parent` unless they are already there, in that order.
+function setChildren(parent, nodes) {
+  const kids = parent.children;
+  if (nodes.length === kids.length && nodes.every((n, i) => kids[i] === n)) return;
+  parent.replaceChildren(...nodes);
 }
 
 function renderAlerts(alerts) {
-  const ol = document.getElementById('alerts');
-  ol.replaceChildren(...alerts.map(a => {
-    const li = el('li', { class: 'alert' + (a.acked ? ' acked' : ''), 'data-alert': a.id });
-    li.append(el('div', {}, el('b', {}, a.irregularity), ' · ', a.table, a.seat != null ? ' seat ' + a.seat : ' (dealer/round)'));
-    li.append(el('div', {}, 'consequence: ' + ((a.consequence && a.consequence.kind) || '?')));
-    li.append(el('div', { class: 'cite' }, a.citation));
-    li.append(el('div', { class: 'meta' }, a.detail));
-    li.append(el('div', { class: 'meta' }, (a.round_id || '') + ' · t=' + (a.time_ms / 1000).toFixed(1) + ' s (camera time)'));
-    if (a.acked) li.append(el('div', { class: 'meta' }, 'acknowledged by ' + a.acked[0] + ' at ' + a.acked[1]));
-    else {
-      const b = el('button', { type: 'button', class: 'ack' }, 'Acknowledge');
-      b.addEventListener('click', () => acknowledge(a.id, b));
-      li.append(b);
-    }
+  const live = new Set();
+  const nodes = alerts.map(a => {
+    live.add(a.id);
+    const key = a.acked ? a.acked.join('|') : '';
+    const hit = alertCache.get(a.id);
+    if (hit && hit.key === key) return hit.li;
+    const li = alertItem(a);
+    alertCache.set(a.id, { key, li });
     return li;
-  }));
+  });
+  for (const id of [...alertCache.keys()]) if (!live.has(id)) alertCache.delete(id);
+  setChildren(document.getElementById('alerts'), nodes);
 }
 
-function renderHealth(health, errors) {
-  const t = document.getElementById('health');
-  const rows = [el('tr', {}, ...['camera / stage', 'recv', 'sent', 'drop', 'err', 'p50 ms', 'p99 ms'].map(h => el('th', {}, h)))];
-  for (const h of health) {
-    if (h.link) rows.push(el('tr', {}, el('td', { colspan: 7, class: 'unverified' }, h.table + ': ' + h.link)));
-    for (const s of h.stages) {
-      rows.push(el('tr', {}, el('td', {}, h.camera + ' / ' + s.stage), el('td', {}, s.received), el('td', {}, s.sent),
-        el('td', {}, s.dropped), el('td', {}, s.errors), el('td', {}, s.latency_ms_p50), el('td', {}, s.latency_ms_p99)));
-    }
+function healthRows(h) {
+  const rows = [];
+  if (h.link) rows.push(el('tr', {}, el('td', { colspan: 7, class: 'unverified' }, h.table + ': ' + h.link)));
+  for (const s of h.stages) {
+    rows.push(el('tr', {}, el('td', {}, h.camera + ' / ' + s.stage), el('td', {}, s.received), el('td', {}, s.sent),
+      el('td', {}, s.dropped), el('td', {}, s.errors), el('td', {}, s.latency_ms_p50), el('td', {}, s.latency_ms_p99)));
   }
-  t.replaceChildren(...rows);
-  document.getElementById('inputerrors').replaceChildren(...errors.map(e => el('div', { class: 'error' }, e)));
+  return rows;
+}
+
+const healthHead = el('tr', {}, ...['camera / stage', 'recv', 'sent', 'drop', 'err', 'p50 ms', 'p99 ms'].map(h => el('th', {}, h)));
+let errorsKey = null;
+
+function renderHealth(health, errors) {
+  const nodes = [healthHead];
+  const live = new Set();
+  for (const h of health) {
+    const id = h.table + '/' + h.camera;
+    live.add(id);
+    const key = JSON.stringify(h);
+    let hit = healthCache.get(id);
+    if (!hit || hit.key !== key) { hit = { key, rows: healthRows(h) }; healthCache.set(id, hit); }
+    nodes.push(...hit.rows);
+  }
+  for (const id of [...healthCache.keys()]) if (!live.has(id)) healthCache.delete(id);
+  setChildren(document.getElementById('health'), nodes);
+  const ek = JSON.stringify(errors);
+  if (ek !== errorsKey) {
+    errorsKey = ek;
+    document.getElementById('inputerrors').replaceChildren(...errors.map(e => el('div', { class: 'error' }, e)));
+  }
 }
 
 function render(state) {
@@ -187,7 +244,12 @@ async function start() {
   render(first.state);
   const es = new EventSource('/api/stream');
   es.onopen = () => setConn('live', 'live');
-  es.onmessage = e => render(JSON.parse(e.data));
+  // Only the newest snapshot is drawn: ones that arrive while the page is busy are skipped.
+  let latest = null;
+  es.onmessage = e => {
+    if (latest === null) setTimeout(() => { const d = latest; latest = null; render(JSON.parse(d)); }, 0);
+    latest = e.data;
+  };
   es.onerror = async () => {
     setConn('reconnecting…', 'down');
     const s = await fetch('/api/state').catch(() => null);
