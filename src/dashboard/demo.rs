@@ -8,17 +8,18 @@
 //! (`verify::TableMonitor`), with the backend's bets as hints; a `Sequencer` stamps the events.
 //! Frames are paced in simulated real time (30 fps per table, times `speed`), forever.
 //!
-//! The noise model is a copy of `observe` in tests/track_verify.rs (to be merged later).
+//! The noise model is `sim::observe` at its realistic level, as tests/track_verify.rs uses it.
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::calib::{Point, TableGeometry};
+use crate::calib::TableGeometry;
 use crate::events::{BackendHint, Event, EventBody, Sequencer, StageHealth};
 use crate::rng::Rng;
 use crate::rules::{BetKind, Ruleset, RulesetId};
+use crate::sim::observe::{observe, Noise};
 use crate::sim::script::{plan_round, RoundPlan, Scenario, FPS};
 use crate::sim::timeline::{FrameState, Timeline};
-use crate::track::{CardObservation, FrameObservations, ObservedFace, SpotPresence, TrackerOptions};
+use crate::track::{FrameObservations, TrackerOptions};
 use crate::verify::{TableMonitor, VerifierOptions};
 
 use super::DashboardError;
@@ -40,90 +41,6 @@ pub(super) struct DemoOptions {
     pub speed: f64,
     /// Seed of everything random.
     pub seed: u64,
-}
-
-/// Detector noise (the "realistic" level of tests/track_verify.rs).
-const FLICKER: f64 = 0.03;
-const BURST: f64 = 0.004;
-const JITTER_PX: f64 = 1.0;
-const MISREAD: f64 = 0.02;
-const UNREAD: f64 = 0.12;
-
-/// Ground truth of one frame → what a fair detector would report, with noise.
-fn observe(
-    g: &TableGeometry,
-    st: &FrameState,
-    frame: u64,
-    rng: &mut Rng,
-    bursts: &mut BTreeMap<u32, u32>,
-) -> FrameObservations {
-    let [cw, ch] = g.calibration.card_size_mm;
-    let mut cards = Vec::new();
-    for (i, c) in st.cards.iter().enumerate() {
-        // Hidden under a card drawn above it, or under a hand.
-        let covered = st.cards[i + 1..].iter().any(|o| o.center_mm.dist(c.center_mm) < 0.45 * cw);
-        let under_hand = st.hands.iter().any(|h| h.position_mm.dist(c.center_mm) < 45.0);
-        let burst = bursts.entry(c.id).or_insert(0);
-        if *burst == 0 && rng.unit_f64() < BURST {
-            *burst = 2 + rng.below(5);
-        }
-        let in_burst = *burst > 0;
-        if in_burst {
-            *burst -= 1;
-        }
-        if covered || under_hand || in_burst || rng.unit_f64() < FLICKER {
-            continue;
-        }
-        let (s, co) = c.angle_rad.sin_cos();
-        let (hw, hh) = (cw * c.width_scale / 2.0, ch / 2.0);
-        let corner = |dx: f64, dy: f64| Point::new(c.center_mm.x + dx * co - dy * s, c.center_mm.y + dx * s + dy * co);
-        let corners = [corner(-hw, -hh), corner(hw, -hh), corner(hw, hh), corner(-hw, hh)];
-        let mut quad = [Point::new(0.0, 0.0); 4];
-        let mut ok = true;
-        for (q, p) in quad.iter_mut().zip(corners) {
-            match g.table_to_image(p) {
-                Some(px) => {
-                    *q = Point::new(
-                        px.x + (rng.unit_f64() - 0.5) * 2.0 * JITTER_PX,
-                        px.y + (rng.unit_f64() - 0.5) * 2.0 * JITTER_PX,
-                    )
-                }
-                None => ok = false,
-            }
-        }
-        let cx = quad.iter().map(|p| p.x).sum::<f64>() / 4.0;
-        let cy = quad.iter().map(|p| p.y).sum::<f64>() / 4.0;
-        if !ok || !(0.0..WIDTH).contains(&cx) || !(0.0..HEIGHT).contains(&cy) {
-            continue;
-        }
-        let speed = c.velocity_mm[0].hypot(c.velocity_mm[1]);
-        let conf = |rng: &mut Rng, lo: f64, hi: f64| (lo + rng.unit_f64() * (hi - lo)) as f32;
-        let (face, confidence) = if !c.face_up {
-            (ObservedFace::Back, conf(rng, 0.7, 0.99))
-        } else if speed > 15.0 || c.width_scale < 0.6 {
-            // Blurred in flight, or edge-on while turned.
-            (ObservedFace::Unknown, conf(rng, 0.1, 0.5))
-        } else {
-            let u = rng.unit_f64();
-            if u < MISREAD {
-                let other = crate::rules::Card::from_index(((c.card.index() as u32 + 1 + rng.below(51)) % 52) as u8)
-                    .expect("an index below 52");
-                (ObservedFace::Card(other), conf(rng, 0.5, 0.75))
-            } else if u < MISREAD + UNREAD {
-                (ObservedFace::Unknown, conf(rng, 0.2, 0.6))
-            } else {
-                (ObservedFace::Card(c.card), conf(rng, 0.7, 0.99))
-            }
-        };
-        cards.push(CardObservation { face, confidence, face_up: c.face_up, quad });
-    }
-    rng.shuffle(&mut cards);
-    let spots = st.chips.iter().map(|(seat, bet)| SpotPresence { seat: seat.0, bet: *bet }).collect();
-    FrameObservations { frame, time_ms: frame_ms(frame), cards, spots }
-}
-
-fn frame_ms(frame: u64) -> f64 {
-    (frame as f64 * 1000.0 / FPS as f64 * 1000.0).round() / 1000.0
 }
 
 /// The backend's view of a round: its id, bets with stakes, decisions and (San Gong) the dice.
@@ -249,8 +166,15 @@ impl Table {
             }
         }
         let empty = FrameState { action: 0, cards: vec![], chips: vec![], hands: vec![] };
-        let obs =
-            observe(&self.geometry, state.as_ref().unwrap_or(&empty), self.frame, &mut self.noise, &mut self.bursts);
+        let obs = observe(
+            &self.geometry,
+            state.as_ref().unwrap_or(&empty),
+            self.frame,
+            &Noise::realistic(),
+            &mut self.noise,
+            &mut self.bursts,
+            (WIDTH, HEIGHT),
+        );
         let t = Instant::now();
         let mut events = self.monitor.push(&obs);
         self.push_us.push(t.elapsed().as_secs_f64() * 1e6);

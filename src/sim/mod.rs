@@ -4,6 +4,7 @@ pub mod contact;
 pub mod crops;
 pub mod detections;
 pub mod faces;
+pub mod observe;
 pub mod render;
 pub mod script;
 pub mod session;
