@@ -499,10 +499,16 @@ impl Tracker {
             return 8 * per;
         }
         let chips = self.chips_now(frame);
-        let seats: BTreeSet<u8> = match &self.hinted_bets {
+        let mut seats: BTreeSet<u8> = match &self.hinted_bets {
             Some(h) => h.clone(),
             None => chips.iter().map(|s| s.seat).collect(),
         };
+        // A hand dealt without a bet is dealt a whole hand (its cards are null,
+        // e.g. stud-2004 Art. 11(3)): the deal is not over until it has them too.
+        seats.extend(self.arrivals.keys().filter_map(|z| match z {
+            TableZone::Seat(s) => Some(*s),
+            _ => None,
+        }));
         let progressive = chips.iter().any(|s| s.bet == BetKind::Progressive);
         let community = if progressive { u32::from(self.rs.community_cards) } else { 0 };
         (seats.len() as u32 + 1) * per + community
@@ -573,8 +579,12 @@ impl Tracker {
                 let d = pred.dist(*p);
                 if d <= gate {
                     // Distance relative to the gate: a fast card's detection is
-                    // not taken by a still card it flies over.
-                    pairs.push((d / gate, ti, oi));
+                    // not taken by a still card it flies over. A card of an
+                    // abandoned deal that has gone unseen (gathered under the
+                    // dealer's hand) yields to any other track: a card of the
+                    // redeal landing where it lay is the new card.
+                    let stale = if t.abandoned && t.missed > 0 { 1.0 } else { 0.0 };
+                    pairs.push((d / gate + stale, ti, oi));
                 }
             }
         }
@@ -732,15 +742,18 @@ impl Tracker {
                 .then(ta.id.cmp(&tb.id))
         });
         for ti in settled {
-            activity = true;
-            self.on_settled(ti, frame, &mut out);
+            activity |= self.on_settled(ti, frame, &mut out);
         }
 
         // Lost tracks. A card lying in its zone may be under a hand for a while;
         // one in motion or outside every zone is gone sooner.
         let mut gone: Vec<usize> = Vec::new();
         for (ti, t) in self.tracks.iter().enumerate() {
-            let in_zone = t.zone.is_some() && t.outside_frames == 0 && self.phase != RoundPhase::Collection;
+            // A card of an abandoned deal is not waited for: the dealer is
+            // gathering the partial deal (and a card of the redeal may land
+            // where it lay).
+            let in_zone =
+                t.zone.is_some() && t.outside_frames == 0 && self.phase != RoundPhase::Collection && !t.abandoned;
             let limit = if in_zone { self.opts.occlusion_frames } else { self.opts.lost_moving_frames };
             if t.missed > limit || (!t.confirmed && t.missed > 1) {
                 gone.push(ti);
@@ -751,6 +764,14 @@ impl Tracker {
             if !t.confirmed || t.abandoned && t.zone.is_none() {
                 continue;
             }
+            if t.abandoned {
+                // A card of the void deal lost where it lay: the dealer gathered
+                // the partial deal (its collection already abandoned the deal).
+                if let Some(from) = t.zone.filter(|z| *z != TableZone::Discard) {
+                    out.push(TrackEventKind::Moved { track: t.id, from, to: TableZone::Discard, phase: self.phase });
+                }
+                continue;
+            }
             let moving = t.speed() > self.opts.settle_speed_mm;
             let home = t.zone.or(t.left_from).filter(|z| *z != TableZone::Discard);
             // Collected cards stack up in the discard rack and hide each other
@@ -758,7 +779,8 @@ impl Tracker {
             // (its other cards on their way out) went with them.
             let collected = t.to_discard
                 || self.phase == RoundPhase::Collection
-                || home.is_some_and(|z| self.gathered_with(z, t.last_seen) || self.zone_on_the_move(z, t.id))
+                || home
+                    .is_some_and(|z| self.gathered_with(z, t.last_seen) || self.zone_on_the_move(z, t.id, t.last_seen))
                 || moving && self.heading_to_discard(&t)
                 || t.zone == Some(TableZone::Discard)
                 || self.zone_of(t.pos) == Some(TableZone::Discard)
@@ -956,7 +978,9 @@ impl Tracker {
         changes
     }
 
-    fn on_settled(&mut self, ti: usize, frame: u64, out: &mut Vec<TrackEventKind>) {
+    /// A track came to rest in a zone; `false` when it was a second track of
+    /// a card already there (dropped: no card moved, so the deal is no busier).
+    fn on_settled(&mut self, ti: usize, frame: u64, out: &mut Vec<TrackEventKind>) -> bool {
         let phase = self.phase;
         // Two visible cards never lie this close: a first arrival where a card
         // of the zone already lies is that card tracked twice (e.g. a packet's
@@ -981,7 +1005,7 @@ impl Tracker {
                 t.candidate = None;
                 t.confirmed = false;
                 t.missed = 2;
-                return;
+                return false;
             }
         }
         let t = &mut self.tracks[ti];
@@ -1011,7 +1035,7 @@ impl Tracker {
                 if phase == RoundPhase::Dealing {
                     out.push(TrackEventKind::Dealt { track: id, zone, order: 0, face_up, card, phase });
                 }
-                return;
+                return true;
             }
             if matches!(phase, RoundPhase::Decisions | RoundPhase::Reveal | RoundPhase::Settlement) {
                 // After the deal a new card where a card of the zone was lost:
@@ -1039,6 +1063,7 @@ impl Tracker {
                 self.on_collected(from, frame, abandoned, out);
             }
         }
+        true
     }
 
     /// Whether a card of `zone` last seen at `last_seen` went with its hand's
@@ -1047,8 +1072,11 @@ impl Tracker {
         self.gathered.get(&zone).is_some_and(|&g| last_seen + GATHER_LEAD_FRAMES >= g)
     }
 
-    /// Whether another card of `zone` is moving out of it now (a hand being gathered).
-    fn zone_on_the_move(&self, zone: TableZone, except: u32) -> bool {
+    /// Whether another card of `zone` is moving out of it now (a hand being
+    /// gathered) and left it at most [`GATHER_LEAD_FRAMES`] after `last_seen`,
+    /// when the card in question was last seen: a card gone well before its
+    /// hand was gathered was taken, not gathered.
+    fn zone_on_the_move(&self, zone: TableZone, except: u32, last_seen: u64) -> bool {
         self.phase != RoundPhase::Dealing
             && self.tracks.iter().any(|o| {
                 o.id != except
@@ -1056,6 +1084,7 @@ impl Tracker {
                     && o.left_from == Some(zone)
                     && o.zone.is_none()
                     && o.speed() > self.opts.settle_speed_mm
+                    && last_seen + GATHER_LEAD_FRAMES >= o.left_at
             })
     }
 
