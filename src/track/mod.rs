@@ -317,6 +317,11 @@ struct Track {
     /// Lost under a card that landed on it (see [`COVER_SHARE`]): it stays in
     /// its hand, unseen, until the hand is collected.
     hidden: bool,
+    /// Fastest step (mm/frame) of the card's flight so far (a new card's).
+    peak_step: f64,
+    /// Where a card brought in from off the table slowed down inside a zone,
+    /// and its step there: see [`TOUCH_DOWN_RISE`].
+    dip: Option<(TableZone, f64)>,
 }
 
 impl Track {
@@ -398,6 +403,12 @@ const COVER_SHARE: f64 = 0.5;
 
 /// See [`COVER_SHARE`].
 const COVER_SLACK_FRAMES: u64 = 12;
+
+/// A card brought in from off the table whose flight slows down inside a zone
+/// and then speeds up again this many times its slowest step there touched
+/// down in that zone: a card moves in one smooth movement and slows down only
+/// where it is put.
+const TOUCH_DOWN_RISE: f64 = 2.0;
 
 impl Tracker {
     /// A tracker for a table playing `ruleset`, with its calibration.
@@ -707,6 +718,8 @@ impl Tracker {
                     last_seen: frame,
                     arrived_at: 0,
                     hidden: false,
+                    peak_step: 0.0,
+                    dip: None,
                 });
             }
         }
@@ -898,10 +911,13 @@ impl Tracker {
     fn update_track(&mut self, ti: usize, p: Point, o: &CardObservation) -> TrackChanges {
         let opts = self.opts.clone();
         let zone_here = self.zone_of(p);
+        let touch_down =
+            matches!(self.phase, RoundPhase::Decisions | RoundPhase::Reveal) && !self.near_shoe(self.tracks[ti].born);
         let t = &mut self.tracks[ti];
         let mut changes = TrackChanges::default();
         let step = [p.x - t.pos.x, p.y - t.pos.y];
         let frames = f64::from(t.missed + 1);
+        let step_speed = step[0].hypot(step[1]) / frames;
         // Smoothed velocity: detections jitter by a few millimetres.
         t.vel = [0.5 * t.vel[0] + 0.5 * step[0] / frames, 0.5 * t.vel[1] + 0.5 * step[1] / frames];
         t.pos = p;
@@ -969,6 +985,26 @@ impl Tracker {
                 }
                 if t.confirmed && t.candidate.is_some() && t.candidate_frames >= opts.settle_frames {
                     changes.settled = true;
+                } else if t.confirmed && !t.arrived && t.left_from.is_none() && touch_down {
+                    // A card brought in from off the table (not from the shoe)
+                    // after the deal that slowed down inside a zone and sped
+                    // off again without coming to rest (put into a hand that
+                    // was gathered at once) was put there.
+                    // Slowing down: slower than it has been, yet still moving.
+                    let slow = step_speed > opts.settle_speed_mm && step_speed < t.peak_step;
+                    t.peak_step = t.peak_step.max(step_speed);
+                    if let Some(z) = zone_here.filter(|z| *z != TableZone::Discard && slow) {
+                        if t.dip.map_or(true, |(dz, ds)| dz != z || step_speed < ds) {
+                            t.dip = Some((z, step_speed));
+                        }
+                    }
+                    if let Some((z, ds)) = t.dip {
+                        if step_speed >= TOUCH_DOWN_RISE * ds {
+                            t.dip = None;
+                            t.candidate = Some(z);
+                            changes.settled = true;
+                        }
+                    }
                 }
             }
         }
