@@ -218,8 +218,12 @@ impl<'a> Timeline<'a> {
                 }
                 Action::Collect { ids } => {
                     let mut targets = Vec::new();
+                    let mut emptied: Vec<Position> = Vec::new();
                     for id in ids {
                         if let Some(i) = live.iter().position(|l| l.pc.id == *id) {
+                            if let Some(from) = live[i].at.filter(|p| *p != Position::Discard) {
+                                emptied.push(from);
+                            }
                             let k = count_at.entry(Position::Discard).or_default();
                             let (p, ang) = self.slot(Position::Discard, *k, rng);
                             *k += 1;
@@ -231,6 +235,14 @@ impl<'a> Timeline<'a> {
                     self.animate(ai, n, &mut live, &chips, &mut out, &targets, true);
                     for (i, _, _, _) in &targets {
                         live[*i].at = Some(Position::Discard);
+                    }
+                    // A position left empty by the collection (a partial deal
+                    // gathered after a shuffler failure) is dealt again from its
+                    // first slot: the redeal lies where a deal lies.
+                    for pos in emptied {
+                        if !live.iter().any(|l| l.at == Some(pos)) {
+                            count_at.remove(&pos);
+                        }
                     }
                 }
                 Action::Remove { id } => {

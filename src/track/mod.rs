@@ -317,6 +317,11 @@ struct Track {
     /// Lost under a card that landed on it (see [`COVER_SHARE`]): it stays in
     /// its hand, unseen, until the hand is collected.
     hidden: bool,
+    /// Fastest step (mm/frame) of the card's flight so far (a new card's).
+    peak_step: f64,
+    /// Where a card brought in from off the table slowed down inside a zone,
+    /// and its step there: see [`TOUCH_DOWN_RISE`].
+    dip: Option<(TableZone, f64)>,
 }
 
 impl Track {
@@ -398,6 +403,12 @@ const COVER_SHARE: f64 = 0.5;
 
 /// See [`COVER_SHARE`].
 const COVER_SLACK_FRAMES: u64 = 12;
+
+/// A card brought in from off the table whose flight slows down inside a zone
+/// and then speeds up again this many times its slowest step there touched
+/// down in that zone: a card moves in one smooth movement and slows down only
+/// where it is put.
+const TOUCH_DOWN_RISE: f64 = 2.0;
 
 impl Tracker {
     /// A tracker for a table playing `ruleset`, with its calibration.
@@ -499,10 +510,16 @@ impl Tracker {
             return 8 * per;
         }
         let chips = self.chips_now(frame);
-        let seats: BTreeSet<u8> = match &self.hinted_bets {
+        let mut seats: BTreeSet<u8> = match &self.hinted_bets {
             Some(h) => h.clone(),
             None => chips.iter().map(|s| s.seat).collect(),
         };
+        // A hand dealt without a bet is dealt a whole hand (its cards are null,
+        // e.g. stud-2004 Art. 11(3)): the deal is not over until it has them too.
+        seats.extend(self.arrivals.keys().filter_map(|z| match z {
+            TableZone::Seat(s) => Some(*s),
+            _ => None,
+        }));
         let progressive = chips.iter().any(|s| s.bet == BetKind::Progressive);
         let community = if progressive { u32::from(self.rs.community_cards) } else { 0 };
         (seats.len() as u32 + 1) * per + community
@@ -573,8 +590,12 @@ impl Tracker {
                 let d = pred.dist(*p);
                 if d <= gate {
                     // Distance relative to the gate: a fast card's detection is
-                    // not taken by a still card it flies over.
-                    pairs.push((d / gate, ti, oi));
+                    // not taken by a still card it flies over. A card of an
+                    // abandoned deal that has gone unseen (gathered under the
+                    // dealer's hand) yields to any other track: a card of the
+                    // redeal landing where it lay is the new card.
+                    let stale = if t.abandoned && t.missed > 0 { 1.0 } else { 0.0 };
+                    pairs.push((d / gate + stale, ti, oi));
                 }
             }
         }
@@ -697,6 +718,8 @@ impl Tracker {
                     last_seen: frame,
                     arrived_at: 0,
                     hidden: false,
+                    peak_step: 0.0,
+                    dip: None,
                 });
             }
         }
@@ -732,15 +755,18 @@ impl Tracker {
                 .then(ta.id.cmp(&tb.id))
         });
         for ti in settled {
-            activity = true;
-            self.on_settled(ti, frame, &mut out);
+            activity |= self.on_settled(ti, frame, &mut out);
         }
 
         // Lost tracks. A card lying in its zone may be under a hand for a while;
         // one in motion or outside every zone is gone sooner.
         let mut gone: Vec<usize> = Vec::new();
         for (ti, t) in self.tracks.iter().enumerate() {
-            let in_zone = t.zone.is_some() && t.outside_frames == 0 && self.phase != RoundPhase::Collection;
+            // A card of an abandoned deal is not waited for: the dealer is
+            // gathering the partial deal (and a card of the redeal may land
+            // where it lay).
+            let in_zone =
+                t.zone.is_some() && t.outside_frames == 0 && self.phase != RoundPhase::Collection && !t.abandoned;
             let limit = if in_zone { self.opts.occlusion_frames } else { self.opts.lost_moving_frames };
             if t.missed > limit || (!t.confirmed && t.missed > 1) {
                 gone.push(ti);
@@ -751,6 +777,14 @@ impl Tracker {
             if !t.confirmed || t.abandoned && t.zone.is_none() {
                 continue;
             }
+            if t.abandoned {
+                // A card of the void deal lost where it lay: the dealer gathered
+                // the partial deal (its collection already abandoned the deal).
+                if let Some(from) = t.zone.filter(|z| *z != TableZone::Discard) {
+                    out.push(TrackEventKind::Moved { track: t.id, from, to: TableZone::Discard, phase: self.phase });
+                }
+                continue;
+            }
             let moving = t.speed() > self.opts.settle_speed_mm;
             let home = t.zone.or(t.left_from).filter(|z| *z != TableZone::Discard);
             // Collected cards stack up in the discard rack and hide each other
@@ -758,7 +792,8 @@ impl Tracker {
             // (its other cards on their way out) went with them.
             let collected = t.to_discard
                 || self.phase == RoundPhase::Collection
-                || home.is_some_and(|z| self.gathered_with(z, t.last_seen) || self.zone_on_the_move(z, t.id))
+                || home
+                    .is_some_and(|z| self.gathered_with(z, t.last_seen) || self.zone_on_the_move(z, t.id, t.last_seen))
                 || moving && self.heading_to_discard(&t)
                 || t.zone == Some(TableZone::Discard)
                 || self.zone_of(t.pos) == Some(TableZone::Discard)
@@ -876,10 +911,13 @@ impl Tracker {
     fn update_track(&mut self, ti: usize, p: Point, o: &CardObservation) -> TrackChanges {
         let opts = self.opts.clone();
         let zone_here = self.zone_of(p);
+        let touch_down =
+            matches!(self.phase, RoundPhase::Decisions | RoundPhase::Reveal) && !self.near_shoe(self.tracks[ti].born);
         let t = &mut self.tracks[ti];
         let mut changes = TrackChanges::default();
         let step = [p.x - t.pos.x, p.y - t.pos.y];
         let frames = f64::from(t.missed + 1);
+        let step_speed = step[0].hypot(step[1]) / frames;
         // Smoothed velocity: detections jitter by a few millimetres.
         t.vel = [0.5 * t.vel[0] + 0.5 * step[0] / frames, 0.5 * t.vel[1] + 0.5 * step[1] / frames];
         t.pos = p;
@@ -947,6 +985,26 @@ impl Tracker {
                 }
                 if t.confirmed && t.candidate.is_some() && t.candidate_frames >= opts.settle_frames {
                     changes.settled = true;
+                } else if t.confirmed && !t.arrived && t.left_from.is_none() && touch_down {
+                    // A card brought in from off the table (not from the shoe)
+                    // after the deal that slowed down inside a zone and sped
+                    // off again without coming to rest (put into a hand that
+                    // was gathered at once) was put there.
+                    // Slowing down: slower than it has been, yet still moving.
+                    let slow = step_speed > opts.settle_speed_mm && step_speed < t.peak_step;
+                    t.peak_step = t.peak_step.max(step_speed);
+                    if let Some(z) = zone_here.filter(|z| *z != TableZone::Discard && slow) {
+                        if t.dip.map_or(true, |(dz, ds)| dz != z || step_speed < ds) {
+                            t.dip = Some((z, step_speed));
+                        }
+                    }
+                    if let Some((z, ds)) = t.dip {
+                        if step_speed >= TOUCH_DOWN_RISE * ds {
+                            t.dip = None;
+                            t.candidate = Some(z);
+                            changes.settled = true;
+                        }
+                    }
                 }
             }
         }
@@ -956,7 +1014,9 @@ impl Tracker {
         changes
     }
 
-    fn on_settled(&mut self, ti: usize, frame: u64, out: &mut Vec<TrackEventKind>) {
+    /// A track came to rest in a zone; `false` when it was a second track of
+    /// a card already there (dropped: no card moved, so the deal is no busier).
+    fn on_settled(&mut self, ti: usize, frame: u64, out: &mut Vec<TrackEventKind>) -> bool {
         let phase = self.phase;
         // Two visible cards never lie this close: a first arrival where a card
         // of the zone already lies is that card tracked twice (e.g. a packet's
@@ -981,7 +1041,7 @@ impl Tracker {
                 t.candidate = None;
                 t.confirmed = false;
                 t.missed = 2;
-                return;
+                return false;
             }
         }
         let t = &mut self.tracks[ti];
@@ -1011,7 +1071,7 @@ impl Tracker {
                 if phase == RoundPhase::Dealing {
                     out.push(TrackEventKind::Dealt { track: id, zone, order: 0, face_up, card, phase });
                 }
-                return;
+                return true;
             }
             if matches!(phase, RoundPhase::Decisions | RoundPhase::Reveal | RoundPhase::Settlement) {
                 // After the deal a new card where a card of the zone was lost:
@@ -1039,6 +1099,7 @@ impl Tracker {
                 self.on_collected(from, frame, abandoned, out);
             }
         }
+        true
     }
 
     /// Whether a card of `zone` last seen at `last_seen` went with its hand's
@@ -1047,8 +1108,11 @@ impl Tracker {
         self.gathered.get(&zone).is_some_and(|&g| last_seen + GATHER_LEAD_FRAMES >= g)
     }
 
-    /// Whether another card of `zone` is moving out of it now (a hand being gathered).
-    fn zone_on_the_move(&self, zone: TableZone, except: u32) -> bool {
+    /// Whether another card of `zone` is moving out of it now (a hand being
+    /// gathered) and left it at most [`GATHER_LEAD_FRAMES`] after `last_seen`,
+    /// when the card in question was last seen: a card gone well before its
+    /// hand was gathered was taken, not gathered.
+    fn zone_on_the_move(&self, zone: TableZone, except: u32, last_seen: u64) -> bool {
         self.phase != RoundPhase::Dealing
             && self.tracks.iter().any(|o| {
                 o.id != except
@@ -1056,6 +1120,7 @@ impl Tracker {
                     && o.left_from == Some(zone)
                     && o.zone.is_none()
                     && o.speed() > self.opts.settle_speed_mm
+                    && last_seen + GATHER_LEAD_FRAMES >= o.left_at
             })
     }
 

@@ -603,25 +603,53 @@ impl Verifier {
             return;
         }
         let seq: Vec<TableZone> = r.sequence.iter().map(|x| x.0).collect();
-        let i = seq.len() - 1;
-        if let Some(dev) = r.deviation.clone() {
-            // The first arrival elsewhere decides: the missed hand served next is a
-            // swap of two deliveries; anything else means the hand was passed over.
-            if seq[i] != dev.got {
-                let seat = if seq[i] == dev.missed { None } else { Self::seat_of_zone(dev.missed) };
-                self.flag_order(dev, seat, frame, t, out);
-            }
-            return;
-        }
+        let candidates = self.candidates(r);
         let results: Vec<Result<(), (usize, TableZone)>> =
-            self.candidates(r).iter().map(|c| match_deliveries(c, &seq)).collect();
+            candidates.iter().map(|c| match_deliveries(c, &seq)).collect();
         if results.is_empty() || results.iter().any(Result::is_ok) {
             return;
         }
-        let missed = results.iter().filter_map(|x| x.err()).filter(|(at, _)| *at == i).map(|(_, z)| z).next();
-        if let Some(missed) = missed {
-            let dev = Deviation { index: i, got: seq[i], missed, frame };
-            self.round.as_mut().expect("checked").deviation = Some(dev);
+        // No prescribed sequence still possible. For each, its first deviation
+        // (arrival `at` went to `got` where `missed` was due) is told apart by
+        // the first arrival elsewhere after it: the missed hand served next is
+        // a swap of two deliveries, anything else means the hand was passed
+        // over. With several sequences possible (a San Gong deal without the
+        // dice total, Art. 2(2); shoe or shuffler) one that a single swap of
+        // two deliveries explains decides at once; otherwise the one followed
+        // longest decides once it is told apart.
+        let mut best: Option<(usize, TableZone, Option<usize>)> = None;
+        let mut swap: Option<usize> = None;
+        for (c, res) in candidates.iter().zip(&results) {
+            let Err((at, missed)) = *res else { continue };
+            let got = seq[at];
+            let next = (at + 1..seq.len()).find(|&j| seq[j] != got);
+            if let Some(j) = next.filter(|&j| seq[j] == missed) {
+                // The two deliveries put back in their order must follow the sequence.
+                let run = (j..seq.len()).take_while(|&k| seq[k] == missed).count();
+                let mut fixed: Vec<TableZone> = seq[..at].to_vec();
+                fixed.extend_from_slice(&seq[j..j + run]);
+                fixed.extend_from_slice(&seq[at..j]);
+                fixed.extend_from_slice(&seq[j + run..]);
+                if candidates.len() == 1 || match_deliveries(c, &fixed).is_ok() {
+                    swap = Some(swap.map_or(at, |s: usize| s.min(at)));
+                }
+            }
+            if best.map_or(true, |b| at > b.0) {
+                best = Some((at, missed, next));
+            }
+        }
+        let Some((at, missed, next)) = best else { return };
+        let dev = Deviation { index: at, got: seq[at], missed, frame: r.sequence[at].1 };
+        if let Some(index) = swap {
+            self.flag_order(Deviation { index, ..dev }, None, frame, t, out);
+            return;
+        }
+        match next {
+            Some(_) => {
+                let seat = Self::seat_of_zone(dev.missed);
+                self.flag_order(dev, seat, frame, t, out);
+            }
+            None => self.round.as_mut().expect("checked").deviation = Some(dev),
         }
     }
 
