@@ -11,41 +11,19 @@
 //! the plan does.
 use std::collections::{BTreeMap, BTreeSet};
 
-use tablecam::calib::{Point, TableGeometry};
+use tablecam::calib::TableGeometry;
 use tablecam::events::{BackendHint, Event, EventBody, RoundFlag, Sequencer, TableZone, VerificationStatus};
 use tablecam::rng::Rng;
 use tablecam::rules::settle::Decision;
 use tablecam::rules::{BetKind, IrregularityKind, Position, Ruleset, RulesetId};
-use tablecam::sim::script::{plan_round, Action, RoundPlan, Scenario, FPS};
+use tablecam::sim::observe::{observe, Noise};
+use tablecam::sim::script::{plan_round, Action, RoundPlan, Scenario};
 use tablecam::sim::timeline::{FrameState, Timeline};
-use tablecam::track::{CardObservation, FrameObservations, ObservedFace, SpotPresence, TrackerOptions};
+use tablecam::track::{FrameObservations, TrackerOptions};
 use tablecam::verify::{TableMonitor, VerifierOptions};
 
 /// Frames after the evidence is complete within which a flag must be raised (250 ms at 30 fps).
 const LATENCY_FRAMES: u64 = 8;
-
-/// How noisy the simulated detector is.
-#[derive(Clone, Copy)]
-struct Noise {
-    /// Chance that a visible card is not detected in a frame.
-    flicker: f64,
-    /// Chance per card and frame that a burst of missed detections starts (2–6 frames).
-    burst: f64,
-    /// Quad corner jitter, pixels.
-    jitter_px: f64,
-    /// Chance that a still face-up card is read as another card (with a middling confidence).
-    misread: f64,
-    /// Chance that a still face-up card is not read.
-    unread: f64,
-    /// Face-up cards that are never read (e.g. a deciding card under glare), by physical id.
-    never_read: Option<u32>,
-}
-
-impl Noise {
-    fn realistic() -> Noise {
-        Noise { flicker: 0.03, burst: 0.004, jitter_px: 1.0, misread: 0.02, unread: 0.12, never_read: None }
-    }
-}
 
 struct RoundTruth {
     plan: RoundPlan,
@@ -86,85 +64,12 @@ fn session(id: RulesetId, scenarios: &[Scenario], seed: u64, noise: Noise) -> Se
             let a = &mut action_frames[st.action];
             a.0 = a.0.min(frame_no);
             a.1 = frame_no;
-            frames.push(observe(&geometry, st, frame_no, &noise, &mut noise_rng, &mut bursts));
+            frames.push(observe(&geometry, st, frame_no, &noise, &mut noise_rng, &mut bursts, (1920.0, 1080.0)));
             frame_no += 1;
         }
         rounds.push(RoundTruth { plan, action_frames, first_frame, states });
     }
     Session { geometry, rounds, frames }
-}
-
-fn observe(
-    g: &TableGeometry,
-    st: &FrameState,
-    frame: u64,
-    noise: &Noise,
-    rng: &mut Rng,
-    bursts: &mut BTreeMap<u32, u32>,
-) -> FrameObservations {
-    let [cw, ch] = g.calibration.card_size_mm;
-    let mut cards = Vec::new();
-    for (i, c) in st.cards.iter().enumerate() {
-        // Hidden under a card drawn above it, or under a hand.
-        let covered = st.cards[i + 1..].iter().any(|o| o.center_mm.dist(c.center_mm) < 0.45 * cw);
-        let under_hand = st.hands.iter().any(|h| h.position_mm.dist(c.center_mm) < 45.0);
-        let burst = bursts.entry(c.id).or_insert(0);
-        if *burst == 0 && rng.unit_f64() < noise.burst {
-            *burst = 2 + rng.below(5);
-        }
-        let in_burst = *burst > 0;
-        if in_burst {
-            *burst -= 1;
-        }
-        if covered || under_hand || in_burst || rng.unit_f64() < noise.flicker {
-            continue;
-        }
-        let (s, co) = c.angle_rad.sin_cos();
-        let (hw, hh) = (cw * c.width_scale / 2.0, ch / 2.0);
-        let corner = |dx: f64, dy: f64| Point::new(c.center_mm.x + dx * co - dy * s, c.center_mm.y + dx * s + dy * co);
-        let corners = [corner(-hw, -hh), corner(hw, -hh), corner(hw, hh), corner(-hw, hh)];
-        let mut quad = [Point::new(0.0, 0.0); 4];
-        let mut ok = true;
-        for (q, p) in quad.iter_mut().zip(corners) {
-            match g.table_to_image(p) {
-                Some(px) => {
-                    *q = Point::new(
-                        px.x + (rng.unit_f64() - 0.5) * 2.0 * noise.jitter_px,
-                        px.y + (rng.unit_f64() - 0.5) * 2.0 * noise.jitter_px,
-                    )
-                }
-                None => ok = false,
-            }
-        }
-        let cx = quad.iter().map(|p| p.x).sum::<f64>() / 4.0;
-        let cy = quad.iter().map(|p| p.y).sum::<f64>() / 4.0;
-        if !ok || !(0.0..1920.0).contains(&cx) || !(0.0..1080.0).contains(&cy) {
-            continue;
-        }
-        let speed = c.velocity_mm[0].hypot(c.velocity_mm[1]);
-        let conf = |rng: &mut Rng, lo: f64, hi: f64| (lo + rng.unit_f64() * (hi - lo)) as f32;
-        let (face, confidence) = if !c.face_up {
-            (ObservedFace::Back, conf(rng, 0.7, 0.99))
-        } else if speed > 15.0 || c.width_scale < 0.6 || noise.never_read == Some(c.id) {
-            // Blurred in flight, edge-on while turned, or never readable.
-            (ObservedFace::Unknown, conf(rng, 0.1, 0.5))
-        } else {
-            let u = rng.unit_f64();
-            if u < noise.misread {
-                let other = tablecam::rules::Card::from_index(((c.card.index() as u32 + 1 + rng.below(51)) % 52) as u8)
-                    .expect("an index below 52");
-                (ObservedFace::Card(other), conf(rng, 0.5, 0.75))
-            } else if u < noise.misread + noise.unread {
-                (ObservedFace::Unknown, conf(rng, 0.2, 0.6))
-            } else {
-                (ObservedFace::Card(c.card), conf(rng, 0.7, 0.99))
-            }
-        };
-        cards.push(CardObservation { face, confidence, face_up: c.face_up, quad });
-    }
-    rng.shuffle(&mut cards);
-    let spots = st.chips.iter().map(|(seat, bet)| SpotPresence { seat: seat.0, bet: *bet }).collect();
-    FrameObservations { frame, time_ms: (frame as f64 * 1000.0 / FPS as f64 * 1000.0).round() / 1000.0, cards, spots }
 }
 
 /// The backend's view of a round: bets with stakes, decisions and (San Gong) the dice.
