@@ -12,11 +12,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use tablecam::calib::TableGeometry;
-use tablecam::events::{BackendHint, Event, EventBody, RoundFlag, Sequencer, TableZone, VerificationStatus};
+use tablecam::events::{Event, EventBody, RoundFlag, Sequencer, TableZone, VerificationStatus};
 use tablecam::rng::Rng;
 use tablecam::rules::settle::Decision;
 use tablecam::rules::{BetKind, IrregularityKind, Position, Ruleset, RulesetId};
-use tablecam::sim::observe::{observe, Noise};
+use tablecam::sim::observe::{backend_hints, observe, Noise};
 use tablecam::sim::script::{plan_round, Action, RoundPlan, Scenario};
 use tablecam::sim::timeline::{FrameState, Timeline};
 use tablecam::track::{FrameObservations, TrackerOptions};
@@ -72,22 +72,6 @@ fn session(id: RulesetId, scenarios: &[Scenario], seed: u64, noise: Noise) -> Se
     Session { geometry, rounds, frames }
 }
 
-/// The backend's view of a round: bets with stakes, decisions and (San Gong) the dice.
-fn hints_for(plan: &RoundPlan) -> Vec<BackendHint> {
-    let mut h = vec![BackendHint::RoundStart { round_id: None }];
-    if let Some(sg) = plan.sangong {
-        h.push(BackendHint::Dice { banker: sg.banker.0, total: sg.dice_total });
-    }
-    for hand in &plan.round.hands {
-        let wagers = hand.wagers.iter().filter(|w| !matches!(w.bet, BetKind::Play | BetKind::Raise)).cloned().collect();
-        h.push(BackendHint::Bets { seat: hand.seat.0, wagers });
-        if !hand.wagers.is_empty() {
-            h.push(BackendHint::Decision { seat: hand.seat.0, decision: hand.decision });
-        }
-    }
-    h
-}
-
 struct Run {
     events: Vec<Event>,
     /// Events per round, by the order of `round.started`.
@@ -103,7 +87,7 @@ fn run(s: &Session, id: RulesetId, with_hints: bool) -> Run {
     for f in &s.frames {
         if with_hints {
             if let Some(&i) = starts.get(&f.frame) {
-                for h in hints_for(&s.rounds[i].plan) {
+                for h in backend_hints(&s.rounds[i].plan, None) {
                     m.hint(h);
                 }
             }

@@ -15,9 +15,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crate::calib::TableGeometry;
 use crate::events::{BackendHint, Event, EventBody, Sequencer, StageHealth};
 use crate::rng::Rng;
-use crate::rules::{BetKind, Ruleset, RulesetId};
-use crate::sim::observe::{observe, Noise};
-use crate::sim::script::{plan_round, RoundPlan, Scenario, FPS};
+use crate::rules::{Ruleset, RulesetId};
+use crate::sim::observe::{backend_hints, observe, Noise};
+use crate::sim::script::{plan_round, Scenario, FPS};
 use crate::sim::timeline::{FrameState, Timeline};
 use crate::track::{FrameObservations, TrackerOptions};
 use crate::verify::{TableMonitor, VerifierOptions};
@@ -41,22 +41,6 @@ pub(super) struct DemoOptions {
     pub speed: f64,
     /// Seed of everything random.
     pub seed: u64,
-}
-
-/// The backend's view of a round: its id, bets with stakes, decisions and (San Gong) the dice.
-fn hints_for(plan: &RoundPlan, round_id: String) -> Vec<BackendHint> {
-    let mut h = vec![BackendHint::RoundStart { round_id: Some(round_id) }];
-    if let Some(sg) = plan.sangong {
-        h.push(BackendHint::Dice { banker: sg.banker.0, total: sg.dice_total });
-    }
-    for hand in &plan.round.hands {
-        let wagers = hand.wagers.iter().filter(|w| !matches!(w.bet, BetKind::Play | BetKind::Raise)).cloned().collect();
-        h.push(BackendHint::Bets { seat: hand.seat.0, wagers });
-        if !hand.wagers.is_empty() {
-            h.push(BackendHint::Decision { seat: hand.seat.0, decision: hand.decision });
-        }
-    }
-    h
 }
 
 /// One simulated table.
@@ -147,7 +131,7 @@ impl Table {
             let states = Timeline::new(&self.geometry, self.rs.cards_per_hand).frames(&plan, &mut self.rng);
             self.pending.extend((0..IDLE_FRAMES).map(|_| None));
             self.pending.extend(states.into_iter().map(Some));
-            self.hints = hints_for(&plan, format!("{}-r{:04}", self.round_prefix, self.rounds));
+            self.hints = backend_hints(&plan, Some(format!("{}-r{:04}", self.round_prefix, self.rounds)));
             return;
         }
         // Nothing plannable: keep the table empty for a while.

@@ -6,9 +6,10 @@
 use std::collections::BTreeMap;
 
 use crate::calib::{Point, TableGeometry};
+use crate::events::BackendHint;
 use crate::rng::Rng;
-use crate::rules::Card;
-use crate::sim::script::FPS;
+use crate::rules::{BetKind, Card};
+use crate::sim::script::{RoundPlan, FPS};
 use crate::sim::timeline::FrameState;
 use crate::track::{CardObservation, FrameObservations, ObservedFace, SpotPresence};
 
@@ -121,4 +122,22 @@ pub fn observe(
 /// Frame `frame`'s time at the simulator's frame rate, ms (rounded to µs, as the sessions are).
 pub fn frame_ms(frame: u64) -> f64 {
     (frame as f64 * 1000.0 / FPS as f64 * 1000.0).round() / 1000.0
+}
+
+/// What the table's backend would tell about a round: its start (with the backend's id, if any),
+/// the San Gong dice, each seat's bets with stakes (not the later play/raise, which are
+/// decisions) and each betting seat's decision.
+pub fn backend_hints(plan: &RoundPlan, round_id: Option<String>) -> Vec<BackendHint> {
+    let mut h = vec![BackendHint::RoundStart { round_id }];
+    if let Some(sg) = plan.sangong {
+        h.push(BackendHint::Dice { banker: sg.banker.0, total: sg.dice_total });
+    }
+    for hand in &plan.round.hands {
+        let wagers = hand.wagers.iter().filter(|w| !matches!(w.bet, BetKind::Play | BetKind::Raise)).cloned().collect();
+        h.push(BackendHint::Bets { seat: hand.seat.0, wagers });
+        if !hand.wagers.is_empty() {
+            h.push(BackendHint::Decision { seat: hand.seat.0, decision: hand.decision });
+        }
+    }
+    h
 }
