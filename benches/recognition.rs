@@ -84,7 +84,8 @@ fn recognition(c: &mut Criterion) {
         });
     }
 
-    let batch = ndarray::Array4::<f32>::from_shape_fn((64, 3, 40, 40), |(n, ch, y, x)| {
+    let (ph, pw) = rec.classifier_mut().patch_kind().shape();
+    let batch = ndarray::Array4::<f32>::from_shape_fn((64, 3, ph, pw), |(n, ch, y, x)| {
         ((n * 7 + ch * 31 + y * 3 + x) % 255) as f32 / 255.0
     });
     group.throughput(Throughput::Elements(64));

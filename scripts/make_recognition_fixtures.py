@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the tiny random-weight recognition fixtures models/fixtures/locator_tiny.onnx and
-models/fixtures/classifier_tiny.onnx.
+models/fixtures/classifier_tiny.onnx (and classifier_corner_tiny.onnx).
 
 They have exactly the contracts of the real models (docs/recognition.md) but random weights, so
 the Rust side (src/locate, src/classify, src/recognize) can be tested end to end before, and
@@ -11,6 +11,7 @@ independently of, the trained models:
                      output "geom"  float32 [1, 8, H/4, W/4]
     classifier_tiny  input  "patch" float32 [N, 3, 40, 40]
                      output "probs" float32 [N, 54] = softmax(...)
+    classifier_corner_tiny  input "patch" float32 [N, 3, 48, 32] (v2, card-corner patches)
 
 The weights come from a fixed numpy seed, so the files are reproducible. Their outputs mean
 nothing; the geometry biases only keep the decoded sizes in a plausible range (cards ~72 x 50 px,
@@ -38,6 +39,10 @@ RANKS = ["2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A"]
 SUITS = ["D", "C", "H", "S"]
 LABELS = [r + s for r in RANKS for s in SUITS] + ["back", "unknown"]
 PATCH = 40
+# v2: upright card-corner patches (models/training/nets.py CORNER_*; src/classify)
+CORNER_H, CORNER_W = 48, 32
+CORNER_U, CORNER_V = 0.32, 0.46
+name_v1 = "classifier_tiny"
 
 
 def ensure_deps():
@@ -138,15 +143,19 @@ def locator(rng):
     save(model, props, "locator_tiny.onnx")
 
 
-def classifier(rng):
+def classifier(rng, corner=False):
+    """v1 (index-box patches 40 x 40) or, with `corner`, v2 (upright card-corner patches 48 x 32,
+    src/classify cut_corner_patch)."""
     from onnx import TensorProto, helper
 
+    shape, pool, name = ([CORNER_H, CORNER_W], 16, "classifier_corner_tiny") if corner else ([PATCH, PATCH], 20, name_v1)
+    features = 3 * (shape[0] // pool) * (shape[1] // pool)
     # 20x20 average pooling leaves 3 x 2 x 2 = 12 features; large weights make the softmax
     # peaky, so that some patches pass the fixture's min_confidence and some do not.
-    w = rng.normal(0.0, 12.0, (12, len(LABELS)))
+    w = rng.normal(0.0, 12.0, (features, len(LABELS)))
     b = rng.normal(0.0, 1.0, (len(LABELS),))
     nodes = [
-        helper.make_node("AveragePool", ["patch"], ["pooled"], kernel_shape=[20, 20], strides=[20, 20]),
+        helper.make_node("AveragePool", ["patch"], ["pooled"], kernel_shape=[pool, pool], strides=[pool, pool]),
         helper.make_node("Flatten", ["pooled"], ["features"], axis=1),
         helper.make_node("MatMul", ["features", "w"], ["logits_raw"]),
         helper.make_node("Add", ["logits_raw", "b"], ["logits"]),
@@ -154,8 +163,8 @@ def classifier(rng):
     ]
     graph = helper.make_graph(
         nodes,
-        "classifier_tiny",
-        inputs=[helper.make_tensor_value_info("patch", TensorProto.FLOAT, ["N", 3, PATCH, PATCH])],
+        name,
+        inputs=[helper.make_tensor_value_info("patch", TensorProto.FLOAT, ["N", 3] + shape)],
         outputs=[helper.make_tensor_value_info("probs", TensorProto.FLOAT, ["N", len(LABELS)])],
         initializer=[tensor("w", w), tensor("b", b)],
     )
@@ -168,13 +177,16 @@ def classifier(rng):
     )
     props = {
         "tablecam.kind": "classifier",
-        "tablecam.version": "1",
-        "tablecam.patch": str(PATCH),
+        "tablecam.version": "2" if corner else "1",
+        "tablecam.patch": f"{CORNER_H}x{CORNER_W}" if corner else str(PATCH),
         "tablecam.labels": ",".join(LABELS),
         "tablecam.min_confidence": "0.5",
-        "tablecam.fixture": "classifier_tiny",
+        "tablecam.fixture": name,
     }
-    save(model, props, "classifier_tiny.onnx")
+    if corner:
+        props["tablecam.patch_kind"] = "card_corner"
+        props["tablecam.corner"] = f"{CORNER_U},{CORNER_V}"
+    save(model, props, name + ".onnx")
 
 
 if __name__ == "__main__":
@@ -185,3 +197,4 @@ if __name__ == "__main__":
     rng = np.random.default_rng(SEED)
     locator(rng)
     classifier(rng)
+    classifier(rng, corner=True)

@@ -11,7 +11,7 @@ use opencv::core::Mat;
 use opencv::prelude::*;
 use tablecam::calib::layout::{default_pose, simulated_calibration, CARD_SIZE_MM};
 use tablecam::calib::{Point, TableGeometry, ZoneKind};
-use tablecam::classify::Classifier;
+use tablecam::classify::{Classifier, PatchKind};
 use tablecam::locate::Locator;
 use tablecam::onnx::SessionOptions;
 use tablecam::recognize::{on_table, CardIdentity, Recognizer, Source};
@@ -108,7 +108,26 @@ fn fixture_models_load_and_run_end_to_end() {
         assert!((row.sum() - 1.0).abs() < 1e-4);
     }
 
-    let (frame, geometry, _) = table_frame(3);
+    // v2: upright card-corner patches [N, 3, 48, 32]
+    let mut corner = Classifier::load(root().join("models/fixtures/classifier_corner_tiny.onnx"), &opts).unwrap();
+    assert_eq!(corner.patch_kind(), PatchKind::CardCorner);
+    assert_eq!(
+        corner.classify(ndarray::Array4::<f32>::from_elem((2, 3, 48, 32), 0.3).view()).unwrap().shape(),
+        &[2, 54]
+    );
+    let e = corner.classify(ndarray::Array4::<f32>::from_elem((2, 3, 40, 40), 0.3).view()).unwrap_err().to_string();
+    assert!(e.contains("classifier_corner_tiny.onnx"), "{e}");
+
+    let (frame, geometry, truth) = table_frame(3);
+    let corner_fixture = root().join("models/fixtures/classifier_corner_tiny.onnx");
+    // the placeholder cards' indexes print ~13 px high at 720p, below the default readable size
+    let small_ok = tablecam::recognize::RecognizerOptions { min_index_px: 8.0, ..Default::default() };
+    let mut corner_recognizer = Recognizer::with_options(locator_fixture(), &corner_fixture, small_ok).unwrap();
+    let (cards, times) = corner_recognizer.recognize_timed(&frame, Some(&geometry)).unwrap();
+    // two corner patches per located card (all are large enough to read here)
+    assert!(times.patches > 0 && times.patches % 2 == 0 && times.patches >= 2 * cards.len(), "{times:?}");
+    assert!(!cards.is_empty() && cards.len() <= truth.len(), "located {} of {} cards", cards.len(), truth.len());
+    assert!(cards.iter().all(|c| c.source == Source::Card), "no index-only cards with a card-corner classifier");
     let mut recognizer = Recognizer::new(locator_fixture(), classifier_fixture()).unwrap();
     for calibration in [None, Some(&geometry)] {
         let (cards, times) = recognizer.recognize_timed(&frame, calibration).unwrap();
@@ -340,7 +359,8 @@ fn committed_models_meet_their_contracts() {
     assert!(heat.iter().all(|v| (0.0..=1.0).contains(v)));
     let mut classifier = Classifier::load(root().join("models/classifier.onnx"), &opts).unwrap();
     assert!((0.5..1.0).contains(&classifier.min_confidence()), "calibrated threshold {}", classifier.min_confidence());
-    let probs = classifier.classify(ndarray::Array4::<f32>::from_elem((3, 3, 40, 40), 0.7).view()).unwrap();
+    let (ph, pw) = classifier.patch_kind().shape();
+    let probs = classifier.classify(ndarray::Array4::<f32>::from_elem((3, 3, ph, pw), 0.7).view()).unwrap();
     for row in probs.rows() {
         assert!((row.sum() - 1.0).abs() < 1e-4);
     }

@@ -17,6 +17,11 @@ from jax import lax
 
 STRIDE = 4
 PATCH = 40
+# v2 classifier (card-corner patches, src/classify `cut_corner_patch`): the region
+# u ∈ [0, CORNER_U] × v ∈ [0, CORNER_V] of the card's frame (u across the short side, v along the
+# long side, from the corner read), sampled to CORNER_H × CORNER_W pixels.
+CORNER_U, CORNER_V = 0.32, 0.46
+CORNER_H, CORNER_W = 48, 32
 HEAT_CHANNELS = ["card_up", "card_down", "index"]
 
 
@@ -95,14 +100,24 @@ CLS_LAYERS = [("k1", 3, 24, 3, 1), ("k2", 24, 24, 3, 2), ("k3", 24, 48, 3, 1), (
               ("k5", 48, 96, 3, 1), ("k6", 96, 96, 3, 2), ("k7", 96, 128, 3, 1)]
 
 
-def classifier_init(key, n_classes=54):
+def classifier_init(key, n_classes=54, flat_cells=None):
+    """`flat_cells`: None for v1 (global average pooling before the linear layer); for v2 the
+    cell count of the last feature map (6 × 4 for a 48 × 32 corner patch), which is flattened
+    instead — an upright corner's layout (rank above suit, at the corner) is evidence too."""
     keys = jax.random.split(key, len(CLS_LAYERS) + 1)
     p = {name: _init_conv(k, cin, cout, ks) for k, (name, cin, cout, ks, _) in zip(keys, CLS_LAYERS)}
     for name, _, cout, _, _ in CLS_LAYERS:  # batch norm after every conv (folded into it at export)
         p[name]["g"] = jnp.ones((cout,), jnp.float32)
-    p["fc"] = {"w": (jax.random.normal(keys[-1], (128, n_classes)) * np.sqrt(1.0 / 128)).astype(jnp.float32),
+    fan_in = 128 * (flat_cells or 1)
+    p["fc"] = {"w": (jax.random.normal(keys[-1], (fan_in, n_classes)) * np.sqrt(1.0 / fan_in)).astype(jnp.float32),
                "b": jnp.zeros((n_classes,), jnp.float32)}
     return p
+
+
+def _head(p, x):
+    """Global average pooling (v1) or flattening (v2, see classifier_init), then the linear layer."""
+    x = jnp.mean(x, axis=(2, 3)) if p["fc"]["w"].shape[0] == x.shape[1] else x.reshape(x.shape[0], -1)
+    return x @ p["fc"]["w"] + p["fc"]["b"]
 
 
 def classifier_apply(p, x, stats=None):
@@ -118,8 +133,7 @@ def classifier_apply(p, x, stats=None):
             m, v = stats[name]
         y = (y - m[None, :, None, None]) * (p[name]["g"] / jnp.sqrt(v + BN_EPS))[None, :, None, None]
         x = relu(y + p[name]["b"][None, :, None, None])
-    x = jnp.mean(x, axis=(2, 3))
-    return x @ p["fc"]["w"] + p["fc"]["b"]
+    return _head(p, x)
 
 
 BN_EPS = 1e-5
@@ -130,8 +144,7 @@ def classifier_apply_folded(p, x):
     x = (x - 0.5) * 4.0
     for name, _, _, _, s in CLS_LAYERS:
         x = relu(conv(x, p[name], s))
-    x = jnp.mean(x, axis=(2, 3))
-    return x @ p["fc"]["w"] + p["fc"]["b"]
+    return _head(p, x)
 
 
 def classifier_stats(p, x):
@@ -251,16 +264,24 @@ def export_classifier(p, path, meta):
     x = g.normalise("patch")
     for name, _, _, _, s in CLS_LAYERS:
         x = g.relu(g.conv(x, p[name], s))
-    x = g.op("GlobalAveragePool", [x])
+    corner = np.asarray(p["fc"]["w"]).shape[0] != 128
+    if not corner:
+        x = g.op("GlobalAveragePool", [x])
     x = g.op("Flatten", [x], axis=1)
     x = g.op("Gemm", [x, g.const(np.asarray(p["fc"]["w"], np.float32), "fcw"),
                       g.const(np.asarray(p["fc"]["b"], np.float32), "fcb")])
     g.op("Softmax", [x], out="probs", axis=1)
-    meta = {"tablecam.kind": "classifier", "tablecam.version": 1, "tablecam.patch": PATCH,
-            "tablecam.labels": ",".join(labels()), **meta}
-    m = _model(g, [helper.make_tensor_value_info("patch", T.FLOAT, ["N", 3, PATCH, PATCH])],
-               [helper.make_tensor_value_info("probs", T.FLOAT, ["N", len(labels())])],
-               meta, "tablecam index-corner classifier (52 cards, back, unknown)")
+    if corner:  # v2: upright card-corner patches (src/classify cut_corner_patch)
+        meta = {"tablecam.kind": "classifier", "tablecam.version": 2, "tablecam.patch": f"{CORNER_H}x{CORNER_W}",
+                "tablecam.patch_kind": "card_corner", "tablecam.corner": f"{CORNER_U},{CORNER_V}",
+                "tablecam.labels": ",".join(labels()), **meta}
+        shape, doc = ["N", 3, CORNER_H, CORNER_W], "tablecam card-corner classifier (52 cards, back, unknown)"
+    else:
+        meta = {"tablecam.kind": "classifier", "tablecam.version": 1, "tablecam.patch": PATCH,
+                "tablecam.labels": ",".join(labels()), **meta}
+        shape, doc = ["N", 3, PATCH, PATCH], "tablecam index-corner classifier (52 cards, back, unknown)"
+    m = _model(g, [helper.make_tensor_value_info("patch", T.FLOAT, shape)],
+               [helper.make_tensor_value_info("probs", T.FLOAT, ["N", len(labels())])], meta, doc)
     onnx.save(m, path)
 
 

@@ -1,14 +1,21 @@
-//! The index-corner classifier: which card a printed rank-and-suit corner shows.
+//! The card classifier: which card a located card's printed index corner shows.
 //!
-//! The model (`models/classifier.onnx`) follows this contract, checked at load
+//! Two contract versions, told apart by the model's metadata and checked at load
 //! ([`Classifier::load`]):
-//! - input `patch`: float32 `[N, 3, 40, 40]`, RGB, pixel / 255 — see [`patch_rect`] for what a
-//!   patch is;
-//! - output `probs`: float32 `[N, 54]`, softmax over [`labels`]: the 52 cards in
-//!   [`Card::all`] order, then `back`, then `unknown`;
-//! - metadata `tablecam.kind` = `classifier`, `tablecam.version` = `1`, `tablecam.patch` = `40`,
-//!   `tablecam.labels` (the labels, comma-separated) and `tablecam.min_confidence` (the calibrated
-//!   threshold below which the answer is `unknown`; 0.9 when absent).
+//! - **v2, card corners** (`tablecam.version` = `2`, `tablecam.patch_kind` = `card_corner`,
+//!   `tablecam.patch` = `48x32`, `tablecam.corner` = `0.32,0.46`): input `patch` float32
+//!   `[N, 3, 48, 32]`, the corner of a located card cut **upright in the card's own frame**
+//!   ([`corner_quads`], [`cut_corner_patch`]). A card's rectangle fixes its orientation up to a
+//!   half turn, and a standard card's two index corners both read upright from their own end, so
+//!   the network never sees a rotated print.
+//! - **v1, index boxes** (`tablecam.version` = `1`, `tablecam.patch` = `40`): input `patch`
+//!   `[N, 3, 40, 40]`, the axis-aligned square around an index box ([`patch_rect`],
+//!   [`cut_patch`]), any rotation. It needs no card rectangle, which is why it is kept.
+//!
+//! Both: output `probs` float32 `[N, 54]`, softmax over [`labels`] (the 52 cards in
+//! [`Card::all`] order, then `back`, then `unknown`); metadata `tablecam.kind` = `classifier`,
+//! `tablecam.labels` (comma-separated) and `tablecam.min_confidence` (the calibrated threshold
+//! below which the answer is `unknown`; 0.9 when absent).
 //!
 //! [`combine`] turns the probabilities of a card's patches into one identity.
 use std::fmt;
@@ -25,10 +32,19 @@ use crate::rules::Card;
 
 /// Where the trained classifier lives, relative to the project root.
 pub const DEFAULT_PATH: &str = "models/classifier.onnx";
-/// The `tablecam.version` of the contract this build reads.
+/// The `tablecam.version` of the index-box contract (v1).
 pub const CONTRACT_VERSION: &str = "1";
-/// Side of a patch at the network input, pixels.
+/// The `tablecam.version` of the card-corner contract (v2).
+pub const CORNER_CONTRACT_VERSION: &str = "2";
+/// Side of a v1 patch at the network input, pixels.
 pub const PATCH: usize = 40;
+/// A v2 card-corner patch at the network input: height, width (pixels).
+pub const CORNER_PATCH: (usize, usize) = (48, 32);
+/// The card-frame region a v2 patch shows: `u ∈ [0, CORNER_REGION.0]` across the card's short
+/// side and `v ∈ [0, CORNER_REGION.1]` along its long side, from the corner read. Wide enough
+/// for the largest index of the deck designs in models/training (0.27 × 0.44) and the locator's
+/// misplacement; models/training/nets.py holds the same numbers.
+pub const CORNER_REGION: (f64, f64) = (0.32, 0.46);
 /// A patch's side relative to the larger side of its index box.
 pub const PATCH_SCALE: f64 = 1.3;
 /// Number of labels: 52 cards, `back`, `unknown`.
@@ -205,11 +221,100 @@ pub fn cut_patch(image: &Mat, rect: PatchRect, out: &mut [f32]) -> Result<(), Cl
         imgproc::resize(&square, &mut r, core::Size::new(size, size), 0.0, 0.0, interp)?;
         r
     };
-    let resized = if resized.is_continuous() { resized } else { resized.try_clone()? };
-    let bytes = resized.data_bytes()?;
-    let plane = PATCH * PATCH;
-    for (i, px) in bytes.chunks_exact(3).enumerate() {
-        // BGR in, RGB out.
+    write_rgb(&resized, PATCH * PATCH, out)
+}
+
+/// The two upright views of a card's index corners: the card's quad re-ordered so that its
+/// first corner is the one read and its first edge runs across the short side, clockwise on
+/// screen — `[TL, TR, BR, BL]` of the card seen from one end, then from the other.
+///
+/// A card's rectangle fixes its orientation up to a half turn; a standard card prints its index
+/// at the top-left corner seen from either end, so both views are upright prints whichever way
+/// up the card lies. `quad` is any convex quadrilateral in [`crate::locate::order_quad`] order.
+pub fn corner_quads(quad: &[Point; 4]) -> [[Point; 4]; 2] {
+    let s = if quad[0].dist(quad[1]) <= quad[1].dist(quad[2]) { 0 } else { 1 };
+    let view = |k: usize| [quad[k % 4], quad[(k + 1) % 4], quad[(k + 2) % 4], quad[(k + 3) % 4]];
+    [view(s), view(s + 2)]
+}
+
+/// THE card-corner patch geometry — models/training/corners.py `corner_map` mirrors it exactly.
+///
+/// The map from patch pixel index `(x, y)` (centre at `x + 0.5, y + 0.5`) to an image position
+/// in OpenCV's convention (pixel centres at integers): card-frame `u = (x + 0.5) / 32 · 0.32`,
+/// `v = (y + 0.5) / 48 · 0.46` ([`CORNER_REGION`]), through the homography taking the unit
+/// square to `view` (`[TL, TR, BR, BL]`, continuous image coordinates), minus half a pixel.
+/// `None` for a degenerate quad.
+pub fn corner_homography(view: &[Point; 4]) -> Option<[[f64; 3]; 3]> {
+    let h = unit_square_to(view)?;
+    let (ph, pw) = (CORNER_PATCH.0 as f64, CORNER_PATCH.1 as f64);
+    let (su, sv) = (CORNER_REGION.0 / pw, CORNER_REGION.1 / ph);
+    let s = [[su, 0.0, 0.5 * su], [0.0, sv, 0.5 * sv], [0.0, 0.0, 1.0]];
+    let t = [[1.0, 0.0, -0.5], [0.0, 1.0, -0.5], [0.0, 0.0, 1.0]];
+    Some(matmul(&matmul(&t, &h), &s))
+}
+
+fn matmul(a: &[[f64; 3]; 3], b: &[[f64; 3]; 3]) -> [[f64; 3]; 3] {
+    let mut m = [[0.0; 3]; 3];
+    for (i, row) in m.iter_mut().enumerate() {
+        for (j, v) in row.iter_mut().enumerate() {
+            *v = (0..3).map(|k| a[i][k] * b[k][j]).sum();
+        }
+    }
+    m
+}
+
+/// The projective map taking (0,0), (1,0), (1,1), (0,1) to `q[0..4]` (Heckbert's closed form).
+fn unit_square_to(q: &[Point; 4]) -> Option<[[f64; 3]; 3]> {
+    let (x0, y0, x1, y1, x2, y2, x3, y3) = (q[0].x, q[0].y, q[1].x, q[1].y, q[2].x, q[2].y, q[3].x, q[3].y);
+    let (sx, sy) = (x0 - x1 + x2 - x3, y0 - y1 + y2 - y3);
+    let (dx1, dy1, dx2, dy2) = (x1 - x2, y1 - y2, x3 - x2, y3 - y2);
+    let det = dx1 * dy2 - dx2 * dy1;
+    if det.abs() < 1e-12 || ![x0, y0, x1, y1, x2, y2, x3, y3].iter().all(|v| v.is_finite()) {
+        return None;
+    }
+    let g = (sx * dy2 - dx2 * sy) / det;
+    let h = (dx1 * sy - sx * dy1) / det;
+    Some([[x1 - x0 + g * x1, x3 - x0 + h * x3, x0], [y1 - y0 + g * y1, y3 - y0 + h * y3, y0], [g, h, 1.0]])
+}
+
+/// Cuts the upright corner patch of `view` ([`corner_quads`]) out of `image` (8-bit BGR):
+/// bilinear, border replicated, RGB / 255, channel-major into `out` (`3 · 48 · 32` values). A
+/// degenerate quad gives a grey patch (the classifier answers `unknown` to it).
+pub fn cut_corner_patch(image: &Mat, view: &[Point; 4], out: &mut [f32]) -> Result<(), ClassifyError> {
+    if image.typ() != core::CV_8UC3 {
+        return Err(ClassifyError::ImageType(image.typ()));
+    }
+    let (ph, pw) = CORNER_PATCH;
+    assert_eq!(out.len(), 3 * ph * pw, "patch buffer size");
+    let Some(m) = corner_homography(view) else {
+        out.fill(0.5);
+        return Ok(());
+    };
+    let m = Mat::from_slice_2d(&m)?;
+    let mut patch = Mat::default();
+    imgproc::warp_perspective(
+        image,
+        &mut patch,
+        &m,
+        core::Size::new(pw as i32, ph as i32),
+        imgproc::INTER_LINEAR | imgproc::WARP_INVERSE_MAP,
+        core::BORDER_REPLICATE,
+        core::Scalar::all(0.0),
+    )?;
+    write_rgb(&patch, ph * pw, out)
+}
+
+/// An 8-bit BGR image of `plane` pixels → RGB / 255, channel-major.
+fn write_rgb(img: &Mat, plane: usize, out: &mut [f32]) -> Result<(), ClassifyError> {
+    let owned;
+    let img = if img.is_continuous() {
+        img
+    } else {
+        owned = img.try_clone()?;
+        &owned
+    };
+    let bytes = img.data_bytes()?;
+    for (i, px) in bytes.chunks_exact(3).enumerate().take(plane) {
         out[i] = f32::from(px[2]) / 255.0;
         out[plane + i] = f32::from(px[1]) / 255.0;
         out[2 * plane + i] = f32::from(px[0]) / 255.0;
@@ -280,11 +385,79 @@ pub fn combine(patches: &[&[f32]], min_confidence: f32) -> Verdict {
 // The model
 // ---------------------------------------------------------------------------------------------
 
-/// The input and output specs of the classifier contract.
+/// What a classifier's patches are (its contract version).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatchKind {
+    /// v1: the axis-aligned square around an index box, any rotation ([`cut_patch`]).
+    IndexBox,
+    /// v2: a located card's corner, upright in the card's frame ([`cut_corner_patch`]).
+    CardCorner,
+}
+
+impl PatchKind {
+    /// The network input's (height, width).
+    pub fn shape(self) -> (usize, usize) {
+        match self {
+            PatchKind::IndexBox => (PATCH, PATCH),
+            PatchKind::CardCorner => CORNER_PATCH,
+        }
+    }
+}
+
+/// The input and output specs of the classifier contract, before the metadata says which
+/// version it is (height and width open; [`Classifier::load`] fixes them).
 pub fn contract() -> ModelContract {
     ModelContract {
-        input: TensorSpec::f32("patch", [Dim::Any, Dim::Fixed(3), Dim::Fixed(PATCH as i64), Dim::Fixed(PATCH as i64)]),
+        input: TensorSpec::f32("patch", [Dim::Any, Dim::Fixed(3), Dim::Any, Dim::Any]),
         output: TensorSpec::f32("probs", [Dim::Any, Dim::Fixed(NUM_LABELS as i64)]),
+    }
+}
+
+/// The input spec of a classifier of `kind`.
+pub fn input_spec(kind: PatchKind) -> TensorSpec {
+    let (h, w) = kind.shape();
+    TensorSpec::f32("patch", [Dim::Any, Dim::Fixed(3), Dim::Fixed(h as i64), Dim::Fixed(w as i64)])
+}
+
+/// Checks the classifier's metadata (`get` looks a key up) and returns its patch kind; the
+/// error names `path` and what differs.
+pub fn patch_kind_from_metadata(path: &Path, get: impl Fn(&str) -> Option<String>) -> Result<PatchKind, ClassifyError> {
+    let bad = |problem: String| ClassifyError::Metadata { path: path.to_path_buf(), problem };
+    let expect = |key: &str, want: &str| match get(key) {
+        Some(v) if v.trim() == want => Ok(()),
+        Some(v) => Err(bad(format!("metadata {key} is {v:?}, expected {want:?}"))),
+        None => Err(bad(format!("metadata {key} is missing, expected {want:?}"))),
+    };
+    expect("tablecam.kind", "classifier")?;
+    match get("tablecam.version").as_deref().map(str::trim) {
+        Some(CONTRACT_VERSION) => {
+            expect("tablecam.patch", "40")?;
+            Ok(PatchKind::IndexBox)
+        }
+        Some(CORNER_CONTRACT_VERSION) => {
+            expect("tablecam.patch_kind", "card_corner")?;
+            expect("tablecam.patch", &format!("{}x{}", CORNER_PATCH.0, CORNER_PATCH.1))?;
+            let region = get("tablecam.corner").unwrap_or_default();
+            let parsed: Vec<f64> = region.split(',').filter_map(|v| v.trim().parse().ok()).collect();
+            if parsed.len() != 2
+                || (parsed[0] - CORNER_REGION.0).abs() > 1e-6
+                || (parsed[1] - CORNER_REGION.1).abs() > 1e-6
+            {
+                return Err(bad(format!(
+                    "metadata tablecam.corner is {region:?}, this build cuts the corner region \"{},{}\" \
+                     (the model was trained on other patches)",
+                    CORNER_REGION.0, CORNER_REGION.1
+                )));
+            }
+            Ok(PatchKind::CardCorner)
+        }
+        Some(v) => Err(bad(format!(
+            "metadata tablecam.version is {v:?}, expected {CONTRACT_VERSION:?} (index boxes) or \
+             {CORNER_CONTRACT_VERSION:?} (card corners)"
+        ))),
+        None => Err(bad(format!(
+            "metadata tablecam.version is missing, expected {CONTRACT_VERSION:?} or {CORNER_CONTRACT_VERSION:?}"
+        ))),
     }
 }
 
@@ -292,15 +465,7 @@ pub fn contract() -> ModelContract {
 /// error names `path` and what differs.
 pub fn min_confidence_from_metadata(path: &Path, get: impl Fn(&str) -> Option<String>) -> Result<f32, ClassifyError> {
     let bad = |problem: String| ClassifyError::Metadata { path: path.to_path_buf(), problem };
-    for (key, want) in
-        [("tablecam.kind", "classifier"), ("tablecam.version", CONTRACT_VERSION), ("tablecam.patch", "40")]
-    {
-        match get(key) {
-            Some(v) if v.trim() == want => {}
-            Some(v) => return Err(bad(format!("metadata {key} is {v:?}, expected {want:?}"))),
-            None => return Err(bad(format!("metadata {key} is missing, expected {want:?}"))),
-        }
-    }
+    patch_kind_from_metadata(path, &get)?;
     let Some(found) = get("tablecam.labels") else {
         return Err(bad("metadata tablecam.labels is missing (the 54 labels, comma-separated)".into()));
     };
@@ -329,14 +494,22 @@ pub fn min_confidence_from_metadata(path: &Path, get: impl Fn(&str) -> Option<St
 pub struct Classifier {
     model: Model,
     min_confidence: f32,
+    kind: PatchKind,
 }
 
 impl Classifier {
     /// Loads and checks `path` (input, output, metadata); every error names the file.
     pub fn load(path: impl AsRef<Path>, options: &SessionOptions) -> Result<Classifier, ClassifyError> {
-        let model = onnx::load_model_with(path.as_ref(), contract(), options)?;
+        let mut model = onnx::load_model_with(path.as_ref(), contract(), options)?;
         let min_confidence = min_confidence_from_metadata(model.path(), |k| model.metadata(k))?;
-        Ok(Classifier { model, min_confidence })
+        let kind = patch_kind_from_metadata(model.path(), |k| model.metadata(k))?;
+        model.require_input(input_spec(kind))?;
+        Ok(Classifier { model, min_confidence, kind })
+    }
+
+    /// What the model's patches are.
+    pub fn patch_kind(&self) -> PatchKind {
+        self.kind
     }
 
     /// The model file.
@@ -354,7 +527,8 @@ impl Classifier {
         self.min_confidence = t;
     }
 
-    /// Classifies a batch of patches `[N, 3, 40, 40]` in one run; returns `[N, 54]`.
+    /// Classifies a batch of patches `[N, 3, H, W]` ([`PatchKind::shape`]) in one run; returns
+    /// `[N, 54]`.
     pub fn classify(&mut self, patches: ArrayView4<'_, f32>) -> Result<Array2<f32>, ClassifyError> {
         let n = patches.shape()[0];
         if n == 0 {
@@ -496,5 +670,121 @@ mod tests {
         m.insert("tablecam.labels", labels);
         m.insert("tablecam.patch", "64".into());
         assert!(check(&m).unwrap_err().to_string().contains("tablecam.patch is \"64\""));
+    }
+
+    #[test]
+    fn card_corner_metadata_must_name_this_builds_region() {
+        let m: BTreeMap<&str, String> = BTreeMap::from([
+            ("tablecam.kind", "classifier".to_string()),
+            ("tablecam.version", "2".to_string()),
+            ("tablecam.patch", "48x32".to_string()),
+            ("tablecam.patch_kind", "card_corner".to_string()),
+            ("tablecam.corner", "0.32,0.46".to_string()),
+            ("tablecam.labels", labels().join(",")),
+        ]);
+        let path = Path::new("m.onnx");
+        let kind = |m: &BTreeMap<&str, String>| patch_kind_from_metadata(path, |k| m.get(k).cloned());
+        assert_eq!(kind(&m).unwrap(), PatchKind::CardCorner);
+        assert_eq!(PatchKind::CardCorner.shape(), (48, 32));
+        let mut other = m.clone();
+        other.insert("tablecam.corner", "0.3,0.4".into());
+        assert!(kind(&other).unwrap_err().to_string().contains("tablecam.corner is \"0.3,0.4\""));
+        let mut v3 = m.clone();
+        v3.insert("tablecam.version", "3".into());
+        assert!(kind(&v3).unwrap_err().to_string().contains("expected \"1\" (index boxes) or \"2\" (card corners)"));
+    }
+
+    fn p(x: f64, y: f64) -> Point {
+        Point::new(x, y)
+    }
+
+    #[test]
+    fn corner_views_start_on_a_short_edge_half_a_turn_apart() {
+        // a card lying across the image (long side horizontal) and one standing up
+        for quad in [
+            [p(0.0, 0.0), p(88.0, 0.0), p(88.0, 63.0), p(0.0, 63.0)],
+            [p(0.0, 0.0), p(63.0, 0.0), p(63.0, 88.0), p(0.0, 88.0)],
+        ] {
+            let [a, b] = corner_quads(&quad);
+            for v in [a, b] {
+                assert!(v[0].dist(v[1]) < v[1].dist(v[2]), "first edge is the short side: {v:?}");
+                // clockwise on screen (y down): positive cross product of the first two edges
+                let cross = (v[1].x - v[0].x) * (v[2].y - v[1].y) - (v[1].y - v[0].y) * (v[2].x - v[1].x);
+                assert!(cross > 0.0, "{v:?}");
+            }
+            assert_eq!(a[0], b[2]);
+            assert_eq!(a[2], b[0]);
+        }
+    }
+
+    #[test]
+    fn corner_homography_is_the_training_scripts_map() {
+        // models/training/corners.py corner_map on the same quad (printed by the script)
+        let m = corner_homography(&[p(10.0, 20.0), p(42.0, 22.0), p(40.0, 66.0), p(8.0, 64.0)]).unwrap();
+        let at = |x: f64, y: f64| {
+            let w = m[2][0] * x + m[2][1] * y + m[2][2];
+            ((m[0][0] * x + m[0][1] * y + m[0][2]) / w, (m[1][0] * x + m[1][1] * y + m[1][2]) / w)
+        };
+        for (x, y, ex, ey) in [
+            (0.0, 0.0, 9.650416666666667, 19.720833333333335),
+            (31.0, 0.0, 19.570416666666667, 20.340833333333336),
+            (0.0, 47.0, 8.749583333333334, 39.539166666666674),
+            (31.0, 47.0, 18.669583333333335, 40.15916666666667),
+            (16.0, 24.0, 14.310416666666667, 30.160833333333336),
+        ] {
+            let (gx, gy) = at(x, y);
+            assert!((gx - ex).abs() < 1e-9 && (gy - ey).abs() < 1e-9, "({x}, {y}) → ({gx}, {gy}), want ({ex}, {ey})");
+        }
+        assert!(corner_homography(&[p(1.0, 1.0); 4]).is_none());
+    }
+
+    #[test]
+    fn a_corner_patch_shows_the_marked_corner_upright_whichever_way_the_card_lies() {
+        // a white card 120 × 168 px with a red mark at its top-left index position, drawn upright,
+        // then the whole image turned a quarter and a half turn
+        let mut img = Mat::new_rows_cols_with_default(300, 300, core::CV_8UC3, core::Scalar::all(40.0)).unwrap();
+        imgproc::rectangle(&mut img, Rect::new(90, 66, 120, 168), core::Scalar::all(255.0), -1, imgproc::LINE_8, 0)
+            .unwrap();
+        imgproc::rectangle(
+            &mut img,
+            Rect::new(96, 72, 14, 24),
+            core::Scalar::new(0.0, 0.0, 255.0, 0.0),
+            -1,
+            imgproc::LINE_8,
+            0,
+        )
+        .unwrap();
+        let quad = [p(90.0, 66.0), p(210.0, 66.0), p(210.0, 234.0), p(90.0, 234.0)];
+        let turn = |q: Point, k: i32| match k {
+            0 => q,
+            1 => p(300.0 - q.y, q.x), // cv::ROTATE_90_CLOCKWISE of a 300² image
+            _ => p(300.0 - q.x, 300.0 - q.y),
+        };
+        for (k, code) in [(0, None), (1, Some(core::ROTATE_90_CLOCKWISE)), (2, Some(core::ROTATE_180))] {
+            let mut turned = Mat::default();
+            match code {
+                Some(c) => core::rotate(&img, &mut turned, c).unwrap(),
+                None => turned = img.try_clone().unwrap(),
+            }
+            let q = crate::locate::order_quad(quad.map(|c| turn(c, k)));
+            let (ph, pw) = CORNER_PATCH;
+            let red_share = |view: &[Point; 4]| {
+                let mut out = vec![0f32; 3 * ph * pw];
+                cut_corner_patch(&turned, view, &mut out).unwrap();
+                // red where the mark should be: the patch's top-left quarter
+                let (mut red, mut n) = (0, 0);
+                for y in 0..ph / 2 {
+                    for x in 0..pw / 2 {
+                        n += 1;
+                        red += usize::from(out[y * pw + x] > 0.8 && out[ph * pw + y * pw + x] < 0.2);
+                    }
+                }
+                red as f64 / n as f64
+            };
+            let [a, b] = corner_quads(&q);
+            let (ra, rb) = (red_share(&a), red_share(&b));
+            // one view reads the marked corner upright, the other the unmarked far corner
+            assert!(ra.max(rb) > 0.3 && ra.min(rb) == 0.0, "turn {k}: red {ra:.2} / {rb:.2}");
+        }
     }
 }

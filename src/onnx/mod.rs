@@ -472,6 +472,22 @@ impl Model {
         keys.into_iter().filter_map(|k| meta.custom(&k).map(|v| (k, v))).collect()
     }
 
+    /// Narrows the contract's input to `spec` (e.g. fixed sizes that depend on the model's
+    /// metadata, read after loading): checks the graph's input against it and, if it fits,
+    /// checks every later [`Model::run`] against it. [`OnnxError::Contract`] names the file.
+    pub fn require_input(&mut self, spec: TensorSpec) -> Result<(), OnnxError> {
+        let inputs = self.session.inputs();
+        let problem = match inputs.iter().find(|o| o.name() == spec.name) {
+            None => Some(format!("no input named {:?}", spec.name)),
+            Some(input) => check_tensor("input", &spec, input.dtype()),
+        };
+        if let Some(problem) = problem {
+            return Err(OnnxError::Contract { path: self.path.clone(), problem });
+        }
+        self.contract.input = spec;
+        Ok(())
+    }
+
     /// Checks that the model also has the output `spec` (beyond the contract's own output), so
     /// that a model with several outputs is checked whole at load; [`OnnxError::Contract`] names
     /// the file and the difference.

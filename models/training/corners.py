@@ -1,0 +1,274 @@
+"""Card-corner patch synthesiser for the v2 classifier: the index corner cut *upright in the
+card's own frame*, exactly as the Rust side cuts it from a located card (src/classify
+`corner_homography`, `cut_corner_patch`).
+
+    python models/training/corners.py --faces var/faces --split train --n 200000 --out var/training/corners-train.npz
+
+Why upright: a located card's rectangle fixes its orientation up to a half turn, and both index
+corners of a standard card read upright from their own end (the bottom-right index is the
+top-left one turned 180°). The classifier then never has to learn rotated prints — the v1
+rotation-invariant patches could not be learned by a small network (docs/recognition.md).
+
+The Rust side maps patch pixel (x, y) (centre x + 0.5, y + 0.5) to card-frame coordinates
+u = (x + 0.5) / W · CORNER_U, v = (y + 0.5) / H · CORNER_V (u across the short side, v along
+the long side, from the corner), then through the card quad's homography to the image, and
+samples bilinearly (OpenCV `warpPerspective`, border replicated). Here the same map is applied to
+a rendered camera image whose card quad is known, after perturbing the quad the way a locator
+misplaces it (shift, scale, turn, corner noise) — so the network learns to read a slightly
+misplaced crop, and to answer `unknown` for a badly misplaced one.
+
+Each sample: one card face of the split's designs, its long side L camera pixels (log-uniform
+40–320), any angle, mild perspective, over a random surface with neighbouring / overlapping
+cards, fingers and chips, rendered supersampled and area-sampled to the camera's resolution,
+then blur, motion blur, lighting, glare, noise and JPEG. Labels: the card; `back` for a
+face-down card; `unknown` for a covered index, a crop that landed elsewhere on a card, or the
+surface.
+"""
+import argparse
+import io
+import math
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFilter
+
+import nets
+from patches import Faces, surface
+
+CORNER_U, CORNER_V = nets.CORNER_U, nets.CORNER_V
+PH, PW = nets.CORNER_H, nets.CORNER_W
+LABELS = nets.labels()
+IDX = {l: i for i, l in enumerate(LABELS)}
+BACK, UNKNOWN = IDX["back"], IDX["unknown"]
+CODES = LABELS[:52]
+
+
+def homography(src, dst):
+    """3×3 H with H·src_i ∝ dst_i for 4 point pairs."""
+    A = []
+    for (x, y), (u, v) in zip(src, dst):
+        A.append([x, y, 1, 0, 0, 0, -u * x, -u * y])
+        A.append([0, 0, 0, x, y, 1, -v * x, -v * y])
+    h = np.linalg.solve(np.array(A, float), np.array(dst, float).ravel())
+    return np.append(h, 1).reshape(3, 3)
+
+
+def apply(H, pts):
+    q = np.c_[pts, np.ones(len(pts))] @ H.T
+    return q[:, :2] / q[:, 2:3]
+
+
+def corner_map(quad):
+    """Patch pixel index (x, y) → image position in OpenCV's convention (pixel centres at
+    integers): the Rust side's `corner_homography`. quad: card corners TL, TR, BR, BL in
+    continuous image coordinates (pixel i spans i..i+1), TL the corner being read."""
+    Hq = homography([(0, 0), (1, 0), (1, 1), (0, 1)], quad)
+    S = np.array([[CORNER_U / PW, 0, 0.5 * CORNER_U / PW], [0, CORNER_V / PH, 0.5 * CORNER_V / PH], [0, 0, 1]])
+    T = np.array([[1, 0, -0.5], [0, 1, -0.5], [0, 0, 1]])
+    return T @ Hq @ S
+
+
+def bilinear(img, H):
+    """OpenCV warpPerspective(WARP_INVERSE_MAP, INTER_LINEAR, BORDER_REPLICATE) of img [h, w, 3]
+    float to [PH, PW, 3] with map H (patch index → image index)."""
+    yy, xx = np.mgrid[0:PH, 0:PW]
+    p = np.stack([xx.ravel(), yy.ravel(), np.ones(PH * PW)]) .T @ H.T
+    sx, sy = p[:, 0] / p[:, 2], p[:, 1] / p[:, 2]
+    h, w = img.shape[:2]
+    x0, y0 = np.floor(sx), np.floor(sy)
+    fx, fy = (sx - x0)[:, None], (sy - y0)[:, None]
+    x0, y0 = x0.astype(int), y0.astype(int)
+    cx = lambda x: np.clip(x, 0, w - 1)
+    cy = lambda y: np.clip(y, 0, h - 1)
+    a = img[cy(y0), cx(x0)] * (1 - fx) + img[cy(y0), cx(x0 + 1)] * fx
+    b = img[cy(y0 + 1), cx(x0)] * (1 - fx) + img[cy(y0 + 1), cx(x0 + 1)] * fx
+    return (a * (1 - fy) + b * fy).reshape(PH, PW, 3)
+
+
+def warp_into(canvas, img, H):
+    """Composites RGBA `img` through H (img px → canvas px, continuous coordinates) onto canvas."""
+    Hi = np.linalg.inv(H)
+    Hi /= Hi[2, 2]
+    canvas.alpha_composite(img.transform(canvas.size, Image.PERSPECTIVE, tuple(Hi.ravel()[:8]), Image.BILINEAR))
+
+
+def cheap_surface(rng, w, h):
+    """patches.surface at half resolution, enlarged: the felt's texture is not what is learnt."""
+    return surface(rng, (max(w, h) + 1) // 2).resize((max(w, h),) * 2, Image.BILINEAR).crop((0, 0, w, h))
+
+
+def kind_of(rng):
+    r = rng.random()
+    return "card" if r < 0.72 else "back" if r < 0.82 else "misplaced" if r < 0.92 else "surface"
+
+
+def one_patch(rng, faces, kind):
+    sheet = faces.sheets[rng.integers(len(faces.sheets))]
+    design = sheet["design"]
+    label_face = "back" if kind == "back" else CODES[rng.integers(52)]
+    face = faces.face(design, label_face)
+    turned = rng.random() < 0.5  # read the bottom-right index: the card seen from its other end
+    if turned:
+        face = face.rotate(180)
+    fw, fh = face.size
+    L = math.exp(rng.uniform(math.log(40), math.log(320)))
+    s = L / fh
+    th = rng.uniform(0, 2 * math.pi)
+    c, si = math.cos(th), math.sin(th)
+    A = np.array([[c * s, -si * s, 0], [si * s, c * s, 0], [0, 0, 1]])
+    P = np.eye(3)
+    P[2, 0], P[2, 1] = rng.normal(0, 0.15 / max(L, 1), 2)  # mild perspective (a tilted camera)
+    Hc = P @ A  # face px → camera px (up to a shift, fixed below)
+    card = np.array([[0, 0], [fw, 0], [fw, fh], [0, fh]], float)
+    # the region the canvas must show: the corner and its surroundings
+    roi = apply(Hc, np.array([[-0.25 * fw, -0.2 * fh], [0.75 * fw, -0.2 * fh], [0.75 * fw, 0.7 * fh], [-0.25 * fw, 0.7 * fh]]))
+    lo = np.floor(roi.min(0))
+    Hc = np.array([[1, 0, -lo[0]], [0, 1, -lo[1]], [0, 0, 1]]) @ Hc
+    Hc /= Hc[2, 2]
+    size = np.ceil(roi.max(0) - lo).astype(int) + 1
+    cw, ch = int(size[0]), int(size[1])
+    ss = 2 if L < 120 else 1
+    K = np.diag([ss, ss, 1.0])
+    canvas = cheap_surface(rng, cw * ss, ch * ss)
+    fu = lambda u, v: np.array([[1, 0, u * fw], [0, 1, v * fh], [0, 0, 1]])  # shift by card fractions
+    # cards underneath: a hand's neighbours (left or right, overlapped or side by side)
+    for _ in range(rng.integers(0, 3) if kind != "misplaced" else 0):
+        nb = faces.face(design, CODES[rng.integers(52)] if rng.random() < 0.8 else "back")
+        if rng.random() < 0.5:
+            nb = nb.rotate(180)
+        dx = rng.choice([-1, 1]) * rng.uniform(0.25, 1.15)
+        warp_into(canvas, nb, K @ Hc @ fu(dx, rng.uniform(-0.1, 0.1)))
+    warp_into(canvas, face, K @ Hc)
+    label = BACK if kind == "back" else IDX[label_face]
+    ir = sheet["index"]["rect"]
+    # a card dealt on top of this one, from the right or below: covers part of the corner
+    if rng.random() < 0.2:
+        nb = faces.face(design, CODES[rng.integers(52)] if rng.random() < 0.8 else "back")
+        if rng.random() < 0.5:
+            ox, oy = rng.uniform(0.05, 0.5), rng.uniform(-0.1, 0.1)
+        else:
+            ox, oy = rng.uniform(-0.1, 0.1), rng.uniform(0.08, 0.5)
+        warp_into(canvas, nb, K @ Hc @ fu(ox, oy))
+        # the index's uncovered share (axis-aligned in the card frame)
+        vis_u = np.clip((ox - ir[0]) / (ir[2] - ir[0]), 0, 1) if ox > 0 else 1.0
+        vis_v = np.clip((oy - ir[1]) / (ir[3] - ir[1]), 0, 1) if oy > 0 else 1.0
+        if vis_u * vis_v < 0.6 and label != BACK:
+            label = UNKNOWN
+    d = ImageDraw.Draw(canvas)
+    # a finger or a chip over the corner
+    if rng.random() < 0.12:
+        cu, cv = rng.uniform(ir[0], ir[2]), rng.uniform(ir[1], ir[3])
+        r = rng.uniform(0.05, 0.25) * fw
+        ctr = apply(K @ Hc, np.array([[cu * fw, cv * fh]]))[0]
+        rr = r * s * ss
+        col = tuple(int(v) for v in (rng.uniform([150, 90, 60], [240, 190, 160]) if rng.random() < 0.6
+                                     else rng.uniform(0, 255, 3))) + (255,)
+        d.ellipse([ctr[0] - rr, ctr[1] - rr, ctr[0] + rr, ctr[1] + rr], fill=col)
+        if r / fw > 0.09 and label != BACK:
+            label = UNKNOWN
+    # camera: area sampling to the true resolution, optics, lighting, noise, JPEG
+    img = canvas.convert("RGB")
+    if ss > 1:
+        img = img.resize((cw, ch), Image.BOX)
+    if rng.random() < 0.8:
+        img = img.filter(ImageFilter.GaussianBlur(rng.uniform(0.2, 1.2)))
+    a = np.asarray(img, np.float32)
+    if rng.random() < 0.15:
+        n = int(rng.integers(2, 5))
+        ang = rng.uniform(0, math.pi)
+        acc = a.copy()
+        for t in range(1, n):
+            acc += np.roll(a, (int(round(t * math.sin(ang))), int(round(t * math.cos(ang)))), axis=(0, 1))
+        a = acc / n
+    yy, xx = np.mgrid[0:ch, 0:cw] / max(cw, ch)
+    light = rng.uniform(0.5, 1.15) * (1 + rng.uniform(-0.3, 0.3) * (xx - 0.5) + rng.uniform(-0.3, 0.3) * (yy - 0.5))
+    a = a * light[..., None] * rng.uniform(0.85, 1.15, 3)[None, None, :]
+    if rng.random() < 0.1:
+        gx, gy = rng.uniform(0, 1, 2)
+        g = np.exp(-((xx - gx) ** 2 + (yy - gy) ** 2) / (2 * rng.uniform(0.05, 0.3) ** 2))
+        a = a + g[..., None] * rng.uniform(60, 200)
+    a = a + rng.normal(0, rng.uniform(0.5, 6), a.shape)
+    img = Image.fromarray(np.clip(a, 0, 255).astype(np.uint8))
+    if rng.random() < 0.8:
+        buf = io.BytesIO()
+        img.save(buf, "JPEG", quality=int(rng.integers(30, 95)))
+        img = Image.open(io.BytesIO(buf.getvalue())).convert("RGB")
+    cam = np.asarray(img, np.float32)
+    # where a locator would put the card: the true quad, moved, scaled, turned and noisy
+    wide = rng.random() < 0.2
+    j = 2.0 if wide else 1.0
+    du, dv = rng.normal(0, 0.03 * j), rng.normal(0, 0.025 * j)
+    sc = math.exp(rng.normal(0, 0.04 * j))
+    rot = math.radians(rng.normal(0, 2.5 * j))
+    if kind == "misplaced":  # the crop lands elsewhere on a card (pips, court art, an edge)
+        while True:
+            du, dv = rng.uniform(-0.3, 0.75), rng.uniform(-0.25, 0.65)
+            if abs(du) > 0.22 or abs(dv) > 0.2:
+                break
+        label = UNKNOWN
+    cr, sr = math.cos(rot), math.sin(rot)
+    centre = np.array([fw / 2, fh / 2])
+    est = (card - centre) * sc
+    est = est @ np.array([[cr, sr], [-sr, cr]]) + centre + np.array([du * fw, dv * fh])
+    quad = apply(Hc, est) + rng.normal(0, 0.01 * j * L, (4, 2))
+    if kind == "surface":  # a false card: the crop shows felt, layout lines or chips
+        cam = np.asarray(cheap_surface(rng, cw, ch).convert("RGB"), np.float32)
+        label = UNKNOWN
+    patch = bilinear(cam, corner_map(quad))
+    return np.clip(patch + 0.5, 0, 255).astype(np.uint8), label
+
+
+_FACES = {}
+
+
+def _work(args):
+    root, split, n, seed = args
+    rng = np.random.default_rng(seed)
+    faces = _FACES.setdefault((root, split), Faces(root, split))
+    X = np.zeros((n, PH, PW, 3), np.uint8)
+    Y = np.zeros(n, np.int32)
+    for i in range(n):
+        X[i], Y[i] = one_patch(rng, faces, kind_of(rng))
+    return X, Y
+
+
+def generate(root, split, n, seed, workers=2, chunk=2000):
+    jobs = [(root, split, min(chunk, n - i), seed * 100003 + i) for i in range(0, n, chunk)]
+    Xs, Ys = [], []
+    t0 = time.time()
+    with ProcessPoolExecutor(workers) as ex:
+        for X, Y in ex.map(_work, jobs):
+            Xs.append(X), Ys.append(Y)
+            print(f"  {split}: {sum(len(y) for y in Ys)}/{n} corner patches, {time.time() - t0:.0f}s", flush=True)
+    return np.concatenate(Xs), np.concatenate(Ys)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--faces", default="var/faces")
+    ap.add_argument("--split", default="train")
+    ap.add_argument("--n", type=int, default=100000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--preview", help="write a PNG grid of the first 160 patches with labels")
+    args = ap.parse_args()
+    X, Y = generate(args.faces, args.split, args.n, args.seed, args.workers)
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    np.savez(args.out, X=X, Y=Y)
+    print(f"{args.out}: {len(Y)} patches, classes {len(set(Y.tolist()))}/54")
+    if args.preview:
+        cols, cw, chh = 16, 2 * PW + 6, 2 * PH + 14
+        g = Image.new("RGB", (cols * cw, 10 * chh), "white")
+        d = ImageDraw.Draw(g)
+        for i in range(min(160, len(Y))):
+            x, y = (i % cols) * cw, (i // cols) * chh
+            g.paste(Image.fromarray(X[i]).resize((2 * PW, 2 * PH), Image.NEAREST), (x, y))
+            d.text((x + 2, y + 2 * PH + 1), LABELS[Y[i]], fill="black")
+        g.save(args.preview)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,160 @@
+"""Trains the v2 classifier — upright card-corner patches (corners.py) → 52 cards, `back`,
+`unknown` — and exports models/classifier.onnx.
+
+    python models/training/train_corner.py --train var/training/corners-train.npz \
+        --val var/training/corners-val.npz --test var/training/corners-test.npz [--steps N]
+
+Geometry is baked into the patches by corners.py (the locator's misplacement, perspective,
+resolution); here only photometric jitter is added inside the jitted step. The confidence
+threshold below which the Rust side answers `unknown` is calibrated on the validation designs
+(deck families never trained on) and written into the model; the test designs (other families
+again) are only reported.
+"""
+import argparse
+import os
+import pickle
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import nets
+import optim
+
+LABELS = nets.labels()
+BACK, UNKNOWN = LABELS.index("back"), LABELS.index("unknown")
+CELLS = (nets.CORNER_H // 8) * (nets.CORNER_W // 8)
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def as_input(x):
+    """Stored patches [B, H, W, 3] uint8 → network input [B, 3, H, W] in 0..1 (what Rust cuts)."""
+    return jnp.transpose(jnp.asarray(x, jnp.float32) / 255.0, (0, 3, 1, 2))
+
+
+def augment(key, x):
+    """Photometric jitter: grey, channel gains, contrast and brightness, inversion, noise."""
+    out = as_input(x)
+    B = out.shape[0]
+    k = jax.random.split(key, 8)
+    grey = jax.random.uniform(k[0], (B, 1, 1, 1)) < 0.1
+    out = jnp.where(grey, out.mean(axis=1, keepdims=True), out)
+    out = out * jax.random.uniform(k[1], (B, 3, 1, 1), minval=0.85, maxval=1.15)
+    m = out.mean(axis=(1, 2, 3), keepdims=True)
+    out = (out - m) * jax.random.uniform(k[2], (B, 1, 1, 1), minval=0.7, maxval=1.3) + \
+        m * jax.random.uniform(k[3], (B, 1, 1, 1), minval=0.7, maxval=1.3)
+    inv = jax.random.uniform(k[4], (B, 1, 1, 1)) < 0.03
+    out = jnp.where(inv, 1.0 - out, out)
+    out = out + jax.random.normal(k[5], out.shape) * jax.random.uniform(k[6], (B, 1, 1, 1), maxval=0.03)
+    return jnp.clip(out, 0.0, 1.0)
+
+
+def loss_fn(params, x, y):
+    lp = jax.nn.log_softmax(nets.classifier_apply(params, x))
+    return -jnp.mean(jnp.take_along_axis(lp, y[:, None], axis=1))
+
+
+@jax.jit
+def train_step(params, state, lr, key, xb, yb):
+    loss, grads = jax.value_and_grad(loss_fn)(params, augment(key, xb), yb)
+    params, state = optim.adam_update(params, grads, state, lr)
+    return params, state, loss
+
+
+@jax.jit
+def predict(params, x):
+    return jax.nn.softmax(nets.classifier_apply_folded(params, x))
+
+
+def evaluate(params, X, bs=1024):
+    return np.concatenate([np.asarray(predict(params, as_input(X[i:i + bs]))) for i in range(0, len(X), bs)])
+
+
+def calibrate(probs, Y, max_wrong):
+    """The lowest threshold at which card answers are wrong at most `max_wrong` of the time with
+    95 % confidence: (wrong + 3) / answered ≤ max_wrong ("rule of three": 0 wrong out of 6,000
+    answers certifies 0.05 %). 0.999 (answer almost nothing) if no threshold qualifies."""
+    pred, conf = probs.argmax(1), probs.max(1)
+    card = pred < BACK
+    for t in np.linspace(0.3, 0.999, 700):
+        ans = card & (conf >= t)
+        if ans.sum() and (((pred != Y) & ans).sum() + 3) / ans.sum() <= max_wrong:
+            return float(t)
+    return 0.999
+
+
+def report(name, probs, Y, t):
+    """Per patch: of the card patches, right / wrong / unknown at threshold t; backs; and how
+    often a non-card patch is answered as a card."""
+    pred, conf = probs.argmax(1), probs.max(1)
+    card = Y < BACK
+    ans = (conf >= t) & (pred < UNKNOWN)
+    right, wrong = ans & (pred == Y), ans & (pred != Y)
+    line = (f"{name}: {card.sum()} card patches: right {right[card].mean():.2%}, wrong {wrong[card].mean():.3%} "
+            f"({wrong[card].sum()}), unknown {(~ans[card]).mean():.2%}, top-1 {(pred == Y)[card].mean():.2%}; "
+            f"backs read back {(pred[Y == BACK] == BACK).mean():.2%}; "
+            f"unknown patches answered as a card {((pred < BACK) & (conf >= t))[Y == UNKNOWN].mean():.3%}")
+    print(line, flush=True)
+    return line
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--train", default=os.path.join(ROOT, "var/training/corners-train.npz"))
+    ap.add_argument("--val", default=os.path.join(ROOT, "var/training/corners-val.npz"))
+    ap.add_argument("--test", default=os.path.join(ROOT, "var/training/corners-test.npz"))
+    ap.add_argument("--steps", type=int, default=4000)
+    ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--max-wrong", type=float, default=0.0005, help="calibration bound on wrong card answers")
+    ap.add_argument("--init", help="checkpoint to continue from (.pkl)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "models", "classifier.onnx"))
+    args = ap.parse_args()
+    z = np.load(args.train)
+    X, Y = z["X"], z["Y"]
+    print(f"corner classifier: {len(Y)} training patches, classes {len(set(Y.tolist()))}/54", flush=True)
+    rng = np.random.default_rng(args.seed)
+    params = nets.classifier_init(jax.random.PRNGKey(args.seed), flat_cells=CELLS)
+    if args.init:
+        with open(args.init, "rb") as f:
+            params = jax.tree_util.tree_map(jnp.asarray, pickle.load(f))
+    state = optim.adam_init(params)
+    key = jax.random.PRNGKey(args.seed + 7)
+    t0, avg = time.time(), None
+    for step in range(args.steps):
+        i = rng.integers(0, len(Y), args.batch)
+        lr = optim.cosine_lr(step, args.steps, args.lr)
+        params, state, loss = train_step(params, state, lr, jax.random.fold_in(key, step), X[i], Y[i])
+        avg = float(loss) if avg is None else 0.98 * avg + 0.02 * float(loss)
+        if step % 100 == 0 or step == args.steps - 1:
+            el = time.time() - t0
+            print(f"step {step:5d}/{args.steps}  loss {avg:.4f}  lr {lr:.2e}  {el:.0f}s, "
+                  f"eta {el / (step + 1) * (args.steps - step - 1):.0f}s", flush=True)
+    ck = os.path.join(os.path.dirname(args.train), "corner-classifier.pkl")
+    with open(ck, "wb") as f:
+        pickle.dump(jax.tree_util.tree_map(np.asarray, params), f)
+    # batch-norm statistics of the deployed network: un-augmented training patches
+    sel = np.random.default_rng(5).choice(len(Y), min(4096, len(Y)), replace=False)
+    params = nets.fold_bn(params, jax.jit(nets.classifier_stats)(params, as_input(X[sel])))
+    zv = np.load(args.val)
+    pv = evaluate(params, zv["X"])
+    t = calibrate(pv, zv["Y"], args.max_wrong)
+    print(f"calibrated min_confidence {t:.3f} on {len(zv['Y'])} validation patches (unseen deck families)")
+    lines = [report("val designs", pv, zv["Y"], t)]
+    if args.test and os.path.exists(args.test):
+        zt = np.load(args.test)
+        lines.append(report("test designs", evaluate(params, zt["X"]), zt["Y"], t))
+    meta = {"tablecam.min_confidence": f"{t:.4f}",
+            "tablecam.training": f"corners.py patches={len(Y)} steps={args.steps} batch={args.batch} seed={args.seed}",
+            "tablecam.validation": " | ".join(lines)}
+    nets.export_classifier(params, args.out, meta)
+    diff = nets.check_export(args.out, lambda x: jax.nn.softmax(nets.classifier_apply_folded(params, x)),
+                             np.asarray(as_input(zv["X"][:16])))
+    print(f"exported {args.out} ({os.path.getsize(args.out)} bytes); ONNX Runtime vs JAX max |diff| {diff:.2e}")
+    assert diff < 1e-4, "exported classifier does not match the trained function"
+
+
+if __name__ == "__main__":
+    main()
