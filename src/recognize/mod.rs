@@ -614,6 +614,49 @@ impl Recognizer {
         Ok((out, times))
     }
 
+    /// The identity of cards whose quads are already known (ground truth, or a tracker's
+    /// prediction): each card's two index corners classified in one batch and combined
+    /// ([`classify::combine`]). With a card-corner classifier the corners are cut upright in
+    /// each quad's frame; with an index-box one, at the expected index positions.
+    pub fn identify_quads(&mut self, image: &Mat, quads: &[Quad]) -> Result<Vec<classify::Verdict>, RecognizeError> {
+        let kind = self.classifier.patch_kind();
+        let (ph, pw) = kind.shape();
+        let mut batch = Array4::<f32>::zeros((2 * quads.len(), 3, ph, pw));
+        for (k, quad) in quads.iter().enumerate() {
+            let quad = order_quad(*quad);
+            let rect = RotatedRect::from_quad(&quad);
+            let views = classify::corner_quads(&quad);
+            for j in 0..2 {
+                let mut slot = batch.index_axis_mut(ndarray::Axis(0), 2 * k + j);
+                let out = slot.as_slice_mut().expect("standard layout");
+                match kind {
+                    PatchKind::CardCorner => classify::cut_corner_patch(image, &views[j], out)?,
+                    PatchKind::IndexBox => {
+                        let extent = rect.aligned_box_extent(EXPECTED_INDEX_SIZE.0, EXPECTED_INDEX_SIZE.1);
+                        let (nx, ny) = EXPECTED_INDEX[j];
+                        let r = classify::patch_rect(
+                            rect.card_point(nx, ny),
+                            extent.0,
+                            extent.1,
+                            image.cols(),
+                            image.rows(),
+                        );
+                        classify::cut_patch(image, r, out)?
+                    }
+                }
+            }
+        }
+        let probs = self.classifier.classify(batch.view())?;
+        let min_conf = self.classifier.min_confidence();
+        Ok((0..quads.len())
+            .map(|k| {
+                let rows: Vec<&[f32]> =
+                    (0..2).map(|j| probs.row(2 * k + j).to_slice().expect("standard layout")).collect();
+                classify::combine(&rows, min_conf)
+            })
+            .collect())
+    }
+
     /// Cards and index corners from the locator network, in frame pixels.
     fn network_cards(
         &mut self,

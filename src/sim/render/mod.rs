@@ -75,10 +75,15 @@ pub struct SceneCard {
 impl SceneCard {
     /// The card's corners on the table: top-left, top-right, bottom-right,
     /// bottom-left of its image.
+    ///
+    /// The image's top is toward the card's +y: the table's axes are right-handed seen from
+    /// above, so a face drawn this way reads the right way round from an overhead camera (an
+    /// image's y runs down, the table's up). The other choice draws every face mirrored, which
+    /// no camera ever sees.
     pub fn corners_mm(&self) -> [Point; 4] {
         let (s, c) = self.angle_rad.sin_cos();
         let (hw, hh) = (self.size_mm[0] / 2.0, self.size_mm[1] / 2.0);
-        [(-hw, -hh), (hw, -hh), (hw, hh), (-hw, hh)]
+        [(-hw, hh), (hw, hh), (hw, -hh), (-hw, -hh)]
             .map(|(x, y)| Point::new(self.center_mm.x + x * c - y * s, self.center_mm.y + x * s + y * c))
     }
 }

@@ -356,3 +356,41 @@ fn the_dirty_tile_remap_equals_a_full_remap() {
     let dirty = lens.apply_dirty(canvas, &background, &background_out).unwrap();
     assert!(full.data == dirty.data, "the dirty remap missed changed pixels");
 }
+
+/// A face is drawn the way a camera above the table sees a real card: not mirrored. A mark at
+/// the top-left of the card's image lands at the top-left corner of its truth quad, and the
+/// truth quad (in the image's corner order) runs clockwise on screen, as the image's own
+/// corners do.
+#[test]
+fn faces_are_drawn_unmirrored() {
+    let pose = CameraPose { position_mm: [0.0, 600.0, 1900.0], target_mm: [0.0, 600.0], hfov_deg: 70.0, roll_deg: 0.0 };
+    let g = geometry(RulesetId::Fortune3cp2025, 1280, 720, &pose, None);
+    let r = Renderer::new(&g, &TableStyle::green(), 1).unwrap();
+    let mut face = (*white_card()).clone();
+    let (w, h) = face.dimensions();
+    for y in h / 12..h / 4 {
+        for x in w / 12..w / 4 {
+            face.put_pixel(x, y, image::Rgba([220, 0, 0, 255]));
+        }
+    }
+    for angle in [0.0, 0.7, 2.0, -2.6] {
+        let c = card(1, Arc::new(face.clone()), Point::new(0.0, 600.0), angle);
+        let f = r.render(&Scene { cards: vec![c], ..Default::default() }, &clean(), 1).unwrap();
+        let q = f.cards[0].quad_px;
+        let cross = (q[1].x - q[0].x) * (q[3].y - q[0].y) - (q[1].y - q[0].y) * (q[3].x - q[0].x);
+        assert!(cross > 0.0, "angle {angle}: truth quad {q:?} is mirrored");
+        let (mut sx, mut sy, mut n) = (0.0, 0.0, 0.0);
+        let (x0, x1) = (q.iter().map(|p| p.x).fold(f64::MAX, f64::min), q.iter().map(|p| p.x).fold(f64::MIN, f64::max));
+        let (y0, y1) = (q.iter().map(|p| p.y).fold(f64::MAX, f64::min), q.iter().map(|p| p.y).fold(f64::MIN, f64::max));
+        for (x, y, px) in f.image.enumerate_pixels() {
+            let on_card = (x0..=x1).contains(&f64::from(x)) && (y0..=y1).contains(&f64::from(y));
+            if on_card && px.0[0] > 150 && px.0[1] < 80 && px.0[2] < 80 {
+                (sx, sy, n) = (sx + f64::from(x), sy + f64::from(y), n + 1.0);
+            }
+        }
+        assert!(n > 20.0, "angle {angle}: the mark is drawn");
+        let mark = Point::new(sx / n, sy / n);
+        let nearest = (0..4).min_by(|&a, &b| q[a].dist(mark).total_cmp(&q[b].dist(mark))).unwrap();
+        assert_eq!(nearest, 0, "angle {angle}: the mark at {mark:?} is nearest corner {nearest} of {q:?}");
+    }
+}
