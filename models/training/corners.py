@@ -87,6 +87,16 @@ def bilinear(img, H):
     return (a * (1 - fy) + b * fy).reshape(PH, PW, 3)
 
 
+def inside(quad, pts):
+    """Which of `pts` lie inside the convex quadrilateral `quad` (either winding)."""
+    sgn = []
+    for i in range(4):
+        a, b = quad[i], quad[(i + 1) % 4]
+        sgn.append((b[0] - a[0]) * (pts[:, 1] - a[1]) - (b[1] - a[1]) * (pts[:, 0] - a[0]))
+    sgn = np.stack(sgn)
+    return (sgn >= 0).all(0) | (sgn <= 0).all(0)
+
+
 def warp_into(canvas, img, H):
     """Composites RGBA `img` through H (img px → canvas px, continuous coordinates) onto canvas."""
     Hi = np.linalg.inv(H)
@@ -143,19 +153,22 @@ def one_patch(rng, faces, kind):
     warp_into(canvas, face, K @ Hc)
     label = BACK if kind == "back" else IDX[label_face]
     ir = sheet["index"]["rect"]
+    # what hides the index: sample its rank (upper half) and suit (lower half) on a grid
+    gu, gv = np.meshgrid(np.linspace(ir[0], ir[2], 5), np.linspace(ir[1], ir[3], 8))
+    grid = apply(K @ Hc, np.c_[gu.ravel() * fw, gv.ravel() * fh])
+    hidden = np.zeros(len(grid), bool)
     # a card dealt on top of this one, from the right or below: covers part of the corner
     if rng.random() < 0.2:
         nb = faces.face(design, CODES[rng.integers(52)] if rng.random() < 0.8 else "back")
         if rng.random() < 0.5:
+            nb = nb.rotate(180)
+        if rng.random() < 0.5:
             ox, oy = rng.uniform(0.05, 0.5), rng.uniform(-0.1, 0.1)
         else:
             ox, oy = rng.uniform(-0.1, 0.1), rng.uniform(0.08, 0.5)
-        warp_into(canvas, nb, K @ Hc @ fu(ox, oy))
-        # the index's uncovered share (axis-aligned in the card frame)
-        vis_u = np.clip((ox - ir[0]) / (ir[2] - ir[0]), 0, 1) if ox > 0 else 1.0
-        vis_v = np.clip((oy - ir[1]) / (ir[3] - ir[1]), 0, 1) if oy > 0 else 1.0
-        if vis_u * vis_v < 0.6 and label != BACK:
-            label = UNKNOWN
+        Hn = K @ Hc @ fu(ox, oy)
+        warp_into(canvas, nb, Hn)
+        hidden |= inside(apply(Hn, card), grid)
     d = ImageDraw.Draw(canvas)
     # a finger or a chip over the corner
     if rng.random() < 0.12:
@@ -166,8 +179,11 @@ def one_patch(rng, faces, kind):
         col = tuple(int(v) for v in (rng.uniform([150, 90, 60], [240, 190, 160]) if rng.random() < 0.6
                                      else rng.uniform(0, 255, 3))) + (255,)
         d.ellipse([ctr[0] - rr, ctr[1] - rr, ctr[0] + rr, ctr[1] + rr], fill=col)
-        if r / fw > 0.09 and label != BACK:
-            label = UNKNOWN
+        hidden |= np.hypot(grid[:, 0] - ctr[0], grid[:, 1] - ctr[1]) < rr
+    # unreadable when a quarter of the rank or of the suit is hidden (a back stays a back)
+    h = hidden.reshape(8, 5)
+    if label != BACK and (h[:4].mean() > 0.25 or h[4:].mean() > 0.25):
+        label = UNKNOWN
     # camera: area sampling to the true resolution, optics, lighting, noise, JPEG
     img = canvas.convert("RGB")
     if ss > 1:
@@ -217,7 +233,7 @@ def one_patch(rng, faces, kind):
         cam = np.asarray(cheap_surface(rng, cw, ch).convert("RGB"), np.float32)
         label = UNKNOWN
     patch = bilinear(cam, corner_map(quad))
-    return np.clip(patch + 0.5, 0, 255).astype(np.uint8), label
+    return np.clip(patch + 0.5, 0, 255).astype(np.uint8), label, L
 
 
 _FACES = {}
@@ -229,20 +245,21 @@ def _work(args):
     faces = _FACES.setdefault((root, split), Faces(root, split))
     X = np.zeros((n, PH, PW, 3), np.uint8)
     Y = np.zeros(n, np.int32)
+    Ls = np.zeros(n, np.float32)
     for i in range(n):
-        X[i], Y[i] = one_patch(rng, faces, kind_of(rng))
-    return X, Y
+        X[i], Y[i], Ls[i] = one_patch(rng, faces, kind_of(rng))
+    return X, Y, Ls
 
 
 def generate(root, split, n, seed, workers=2, chunk=2000):
     jobs = [(root, split, min(chunk, n - i), seed * 100003 + i) for i in range(0, n, chunk)]
-    Xs, Ys = [], []
+    Xs, Ys, Ls = [], [], []
     t0 = time.time()
     with ProcessPoolExecutor(workers) as ex:
-        for X, Y in ex.map(_work, jobs):
-            Xs.append(X), Ys.append(Y)
+        for X, Y, L in ex.map(_work, jobs):
+            Xs.append(X), Ys.append(Y), Ls.append(L)
             print(f"  {split}: {sum(len(y) for y in Ys)}/{n} corner patches, {time.time() - t0:.0f}s", flush=True)
-    return np.concatenate(Xs), np.concatenate(Ys)
+    return np.concatenate(Xs), np.concatenate(Ys), np.concatenate(Ls)
 
 
 def main():
@@ -255,9 +272,9 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--preview", help="write a PNG grid of the first 160 patches with labels")
     args = ap.parse_args()
-    X, Y = generate(args.faces, args.split, args.n, args.seed, args.workers)
+    X, Y, L = generate(args.faces, args.split, args.n, args.seed, args.workers)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    np.savez(args.out, X=X, Y=Y)
+    np.savez(args.out, X=X, Y=Y, L=L)  # L: the card's long side in camera pixels
     print(f"{args.out}: {len(Y)} patches, classes {len(set(Y.tolist()))}/54")
     if args.preview:
         cols, cw, chh = 16, 2 * PW + 6, 2 * PH + 14

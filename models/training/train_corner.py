@@ -25,6 +25,9 @@ import optim
 LABELS = nets.labels()
 BACK, UNKNOWN = LABELS.index("back"), LABELS.index("unknown")
 CELLS = (nets.CORNER_H // 8) * (nets.CORNER_W // 8)
+# The Rust side does not read a card whose index would print below RecognizerOptions::min_index_px
+# (14 px; the index taken as 0.30 × the card's long side): such patches are not calibrated on.
+MIN_INDEX_PX, INDEX_SHARE = 14.0, 0.30
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
@@ -99,6 +102,13 @@ def report(name, probs, Y, t):
     return line
 
 
+def readable(z):
+    """Patches of cards the Rust side reads (all, for data written without card sizes)."""
+    if "L" not in z:
+        return np.ones(len(z["Y"]), bool)
+    return INDEX_SHARE * z["L"] >= MIN_INDEX_PX
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--train", default=os.path.join(ROOT, "var/training/corners-train.npz"))
@@ -110,16 +120,22 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--max-wrong", type=float, default=0.0005, help="calibration bound on wrong card answers")
     ap.add_argument("--init", help="checkpoint to continue from (.pkl)")
+    ap.add_argument("--train-extra", help="more training patches, sampled together with --train")
+    ap.add_argument("--ckpt", help="where to write the checkpoint (default: next to --train)")
     ap.add_argument("--out", default=os.path.join(ROOT, "models", "classifier.onnx"))
     args = ap.parse_args()
     z = np.load(args.train)
     X, Y = z["X"], z["Y"]
+    if args.train_extra:
+        z2 = np.load(args.train_extra)
+        X, Y = np.concatenate([X, z2["X"]]), np.concatenate([Y, z2["Y"]])
     print(f"corner classifier: {len(Y)} training patches, classes {len(set(Y.tolist()))}/54", flush=True)
     rng = np.random.default_rng(args.seed)
     params = nets.classifier_init(jax.random.PRNGKey(args.seed), flat_cells=CELLS)
-    if args.init:
+    if args.init:  # continue (fine-tune) from a checkpoint written by a previous run
         with open(args.init, "rb") as f:
             params = jax.tree_util.tree_map(jnp.asarray, pickle.load(f))
+        print(f"continuing from {args.init}", flush=True)
     state = optim.adam_init(params)
     key = jax.random.PRNGKey(args.seed + 7)
     t0, avg = time.time(), None
@@ -132,7 +148,7 @@ def main():
             el = time.time() - t0
             print(f"step {step:5d}/{args.steps}  loss {avg:.4f}  lr {lr:.2e}  {el:.0f}s, "
                   f"eta {el / (step + 1) * (args.steps - step - 1):.0f}s", flush=True)
-    ck = os.path.join(os.path.dirname(args.train), "corner-classifier.pkl")
+    ck = args.ckpt or os.path.join(os.path.dirname(args.train), "corner-classifier.pkl")
     with open(ck, "wb") as f:
         pickle.dump(jax.tree_util.tree_map(np.asarray, params), f)
     # batch-norm statistics of the deployed network: un-augmented training patches
@@ -140,12 +156,14 @@ def main():
     params = nets.fold_bn(params, jax.jit(nets.classifier_stats)(params, as_input(X[sel])))
     zv = np.load(args.val)
     pv = evaluate(params, zv["X"])
-    t = calibrate(pv, zv["Y"], args.max_wrong)
-    print(f"calibrated min_confidence {t:.3f} on {len(zv['Y'])} validation patches (unseen deck families)")
-    lines = [report("val designs", pv, zv["Y"], t)]
+    rv = readable(zv)
+    t = calibrate(pv[rv], zv["Y"][rv], args.max_wrong)
+    print(f"calibrated min_confidence {t:.3f} on {rv.sum()} readable validation patches (unseen deck families)")
+    lines = [report("val designs, readable", pv[rv], zv["Y"][rv], t), report("val designs, all sizes", pv, zv["Y"], t)]
     if args.test and os.path.exists(args.test):
         zt = np.load(args.test)
-        lines.append(report("test designs", evaluate(params, zt["X"]), zt["Y"], t))
+        pt, rt = evaluate(params, zt["X"]), readable(zt)
+        lines.append(report("test designs, readable", pt[rt], zt["Y"][rt], t))
     meta = {"tablecam.min_confidence": f"{t:.4f}",
             "tablecam.training": f"corners.py patches={len(Y)} steps={args.steps} batch={args.batch} seed={args.seed}",
             "tablecam.validation": " | ".join(lines)}

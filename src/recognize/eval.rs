@@ -81,6 +81,10 @@ pub struct EvalArgs {
     /// are reported `unknown` (see docs/recognition.md).
     #[arg(long, default_value_t = crate::recognize::MIN_INDEX_PX)]
     pub min_index_px: f64,
+    /// Override the classifier's calibrated `tablecam.min_confidence` (for a threshold sweep;
+    /// the figures then describe that threshold, not the model as shipped).
+    #[arg(long)]
+    pub min_confidence: Option<f32>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1188,6 +1192,9 @@ pub fn run_eval(args: &EvalArgs) -> Result<Report, RecognizeError> {
     };
     let (locator, classifier) = (resolve_model(&args.locator), resolve_model(&args.classifier));
     let mut recognizer = Recognizer::with_options(&locator, &classifier, options)?;
+    if let Some(t) = args.min_confidence {
+        recognizer.classifier_mut().set_min_confidence(t);
+    }
     let mut errors = Vec::new();
     let mut sim = sim.map(|d| eval_sim(&mut recognizer, &d, &args.split, args.limit, &mut errors)).transpose()?;
     if let Some(dir) = &args.session {
