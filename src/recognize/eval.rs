@@ -778,7 +778,10 @@ fn eval_sim(
     }
     let images = images.len() - failed.len();
     let identified = identify_report(identified, &id_confusions);
-    Ok(sim_report(dir, split.to_string(), images, failed, counts, &confusions, &times, identified))
+    Ok(SimReport {
+        identify_on_truth: identified,
+        ..sim_report(dir, split.to_string(), images, failed, counts, &confusions, &times)
+    })
 }
 
 /// The simulator report of what [`score_sim`] counted over `images` frames.
@@ -790,7 +793,6 @@ fn sim_report(
     counts: SimCounts,
     confusions: &[(String, String)],
     times: &[StageTimes],
-    identify_on_truth: IdentifyReport,
 ) -> SimReport {
     let c = &counts;
     SimReport {
@@ -808,7 +810,7 @@ fn sim_report(
         top_confusions: top_confusions(confusions, 10),
         timing: timing(times),
         counts,
-        identify_on_truth,
+        identify_on_truth: identify_report(IdentifyCounts::default(), &[]),
     }
 }
 
@@ -888,7 +890,10 @@ fn eval_session(
     }
     let split = format!("session, every {every} frames, calibrated");
     let identified = identify_report(identified, &id_confusions);
-    Ok(sim_report(dir, split, done, Vec::new(), counts, &confusions, &times, identified))
+    Ok(SimReport {
+        identify_on_truth: identified,
+        ..sim_report(dir, split, done, Vec::new(), counts, &confusions, &times)
+    })
 }
 
 fn eval_real(
