@@ -513,11 +513,10 @@ impl Recognizer {
             }
         }
         let kind = self.classifier.patch_kind();
-        let mut jobs: Vec<classify::PatchRect> = Vec::new();
-        let mut views: Vec<[Point; 4]> = Vec::new();
+        let mut jobs: Vec<PatchJob> = Vec::new();
         let mut card_patches: Vec<Vec<usize>> = vec![Vec::new(); cards.len()];
-        let patch_of = |center: Point, (bw, bh): (f64, f64), jobs: &mut Vec<classify::PatchRect>| {
-            jobs.push(classify::patch_rect(center, bw, bh, w, h));
+        let patch_of = |center: Point, (bw, bh): (f64, f64), jobs: &mut Vec<PatchJob>| {
+            jobs.push(PatchJob::Box(classify::patch_rect(center, bw, bh, w, h)));
             jobs.len() - 1
         };
         // An index's printed height: a found corner's box, or the expected share of the card.
@@ -529,8 +528,8 @@ impl Recognizer {
             for (k, card) in cards.iter().enumerate() {
                 if readable(EXPECTED_INDEX_SIZE.1 * card.rect.long) {
                     for view in classify::corner_quads(&card.quad) {
-                        views.push(view);
-                        card_patches[k].push(views.len() - 1);
+                        jobs.push(PatchJob::Corner(view));
+                        card_patches[k].push(jobs.len() - 1);
                     }
                 }
             }
@@ -556,19 +555,9 @@ impl Recognizer {
             }
             loose_patch = loose.iter().map(|&i| patch_of(index[i].center, index[i].size(), &mut jobs)).collect();
         }
-        let (ph, pw) = kind.shape();
-        let n = jobs.len() + views.len();
-        let mut batch = Array4::<f32>::zeros((n, 3, ph, pw));
-        for (n, slot) in batch.outer_iter_mut().enumerate() {
-            let mut slot = slot;
-            let out = slot.as_slice_mut().expect("standard layout");
-            match kind {
-                PatchKind::IndexBox => classify::cut_patch(image, jobs[n], out)?,
-                PatchKind::CardCorner => classify::cut_corner_patch(image, &views[n], out)?,
-            }
-        }
+        let batch = cut_batch(image, kind, &jobs)?;
         let probs = self.classifier.classify(batch.view())?;
-        times.patches = n;
+        times.patches = jobs.len();
         times.classifier_ms = ms(t2);
 
         let min_conf = self.classifier.min_confidence();
@@ -578,10 +567,9 @@ impl Recognizer {
         let mut out = Vec::with_capacity(cards.len() + loose.len());
         for (k, card) in cards.iter().enumerate() {
             let v = classify::combine(&rows(&card_patches[k]), min_conf);
-            let (identity, confidence) = if card.face_up {
-                (v.identity, v.confidence)
-            } else if matches!(v.identity, CardIdentity::Card(_)) {
-                // a face whose print the white share missed (a sparse face, dim light)
+            // A card read on a "face-down" card is a face whose print the white share missed
+            // (a sparse face, dim light).
+            let (identity, confidence) = if card.face_up || matches!(v.identity, CardIdentity::Card(_)) {
                 (v.identity, v.confidence)
             } else {
                 (CardIdentity::Back, card.score)
@@ -590,7 +578,7 @@ impl Recognizer {
                 card: identity,
                 confidence,
                 // the classifier outranks the locator (or the plane's white share) on the face
-                face_up: (card.face_up && identity != CardIdentity::Back) || matches!(identity, CardIdentity::Card(_)),
+                face_up: identity != CardIdentity::Back,
                 quad: card.quad,
                 index_boxes: card.corners.iter().map(|&i| index[i].bbox).collect(),
                 source: Source::Card,
@@ -620,32 +608,21 @@ impl Recognizer {
     /// each quad's frame; with an index-box one, at the expected index positions.
     pub fn identify_quads(&mut self, image: &Mat, quads: &[Quad]) -> Result<Vec<classify::Verdict>, RecognizeError> {
         let kind = self.classifier.patch_kind();
-        let (ph, pw) = kind.shape();
-        let mut batch = Array4::<f32>::zeros((2 * quads.len(), 3, ph, pw));
-        for (k, quad) in quads.iter().enumerate() {
+        let mut jobs = Vec::with_capacity(2 * quads.len());
+        for quad in quads {
             let quad = order_quad(*quad);
-            let rect = RotatedRect::from_quad(&quad);
-            let views = classify::corner_quads(&quad);
-            for j in 0..2 {
-                let mut slot = batch.index_axis_mut(ndarray::Axis(0), 2 * k + j);
-                let out = slot.as_slice_mut().expect("standard layout");
-                match kind {
-                    PatchKind::CardCorner => classify::cut_corner_patch(image, &views[j], out)?,
-                    PatchKind::IndexBox => {
-                        let extent = rect.aligned_box_extent(EXPECTED_INDEX_SIZE.0, EXPECTED_INDEX_SIZE.1);
-                        let (nx, ny) = EXPECTED_INDEX[j];
-                        let r = classify::patch_rect(
-                            rect.card_point(nx, ny),
-                            extent.0,
-                            extent.1,
-                            image.cols(),
-                            image.rows(),
-                        );
-                        classify::cut_patch(image, r, out)?
-                    }
+            match kind {
+                PatchKind::CardCorner => jobs.extend(classify::corner_quads(&quad).map(PatchJob::Corner)),
+                PatchKind::IndexBox => {
+                    let rect = RotatedRect::from_quad(&quad);
+                    let (bw, bh) = rect.aligned_box_extent(EXPECTED_INDEX_SIZE.0, EXPECTED_INDEX_SIZE.1);
+                    jobs.extend(EXPECTED_INDEX.map(|(nx, ny)| {
+                        PatchJob::Box(classify::patch_rect(rect.card_point(nx, ny), bw, bh, image.cols(), image.rows()))
+                    }));
                 }
             }
         }
+        let batch = cut_batch(image, kind, &jobs)?;
         let probs = self.classifier.classify(batch.view())?;
         let min_conf = self.classifier.min_confidence();
         Ok((0..quads.len())
@@ -721,6 +698,29 @@ impl Recognizer {
             })
             .collect())
     }
+}
+
+/// One patch to cut: an index box (v1 classifier) or an upright card-corner view (v2).
+#[derive(Debug, Clone, Copy)]
+enum PatchJob {
+    Box(classify::PatchRect),
+    Corner([Point; 4]),
+}
+
+/// Cuts every job into one batch `[N, 3, H, W]` for a classifier of `kind` (each job must be of
+/// that kind's sort).
+fn cut_batch(image: &Mat, kind: PatchKind, jobs: &[PatchJob]) -> Result<Array4<f32>, RecognizeError> {
+    let (ph, pw) = kind.shape();
+    let mut batch = Array4::<f32>::zeros((jobs.len(), 3, ph, pw));
+    for (job, mut slot) in jobs.iter().zip(batch.outer_iter_mut()) {
+        let out = slot.as_slice_mut().expect("standard layout");
+        match (kind, job) {
+            (PatchKind::IndexBox, PatchJob::Box(rect)) => classify::cut_patch(image, *rect, out)?,
+            (PatchKind::CardCorner, PatchJob::Corner(view)) => classify::cut_corner_patch(image, view, out)?,
+            _ => unreachable!("patch jobs are made for the classifier's kind"),
+        }
+    }
+    Ok(batch)
 }
 
 /// Step 5: corners on no card. Each is classified alone; two with the same confident card
