@@ -28,13 +28,12 @@ import argparse
 import io
 import math
 import os
-import time
-from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 
 import nets
+import patches
 from patches import Faces, surface
 
 CORNER_U, CORNER_V = nets.CORNER_U, nets.CORNER_V
@@ -251,15 +250,8 @@ def _work(args):
     return X, Y, Ls
 
 
-def generate(root, split, n, seed, workers=2, chunk=2000):
-    jobs = [(root, split, min(chunk, n - i), seed * 100003 + i) for i in range(0, n, chunk)]
-    Xs, Ys, Ls = [], [], []
-    t0 = time.time()
-    with ProcessPoolExecutor(workers) as ex:
-        for X, Y, L in ex.map(_work, jobs):
-            Xs.append(X), Ys.append(Y), Ls.append(L)
-            print(f"  {split}: {sum(len(y) for y in Ys)}/{n} corner patches, {time.time() - t0:.0f}s", flush=True)
-    return np.concatenate(Xs), np.concatenate(Ys), np.concatenate(Ls)
+def generate(root, split, n, seed, workers=2):
+    return patches.generate(root, split, n, seed, workers, work=_work)
 
 
 def main():

@@ -237,16 +237,18 @@ def _work(args):
     return X, Y
 
 
-def generate(root, split, n, seed, workers=2, chunk=2000):
+def generate(root, split, n, seed, workers=2, chunk=2000, work=None):
+    """n patches in chunks of `chunk` over `workers` processes; `work((root, split, n, seed))`
+    returns a tuple of arrays (X, Y, ...), concatenated chunk by chunk (default: this module's)."""
     jobs = [(root, split, min(chunk, n - i), seed * 100003 + i) for i in range(0, n, chunk)]
-    Xs, Ys = [], []
+    parts = []
     t0 = time.time()
     with ProcessPoolExecutor(workers) as ex:
-        for X, Y in ex.map(_work, jobs):
-            Xs.append(X), Ys.append(Y)
-            done = sum(len(y) for y in Ys)
+        for arrays in ex.map(work or _work, jobs):
+            parts.append(arrays)
+            done = sum(len(a[1]) for a in parts)
             print(f"  {split}: {done}/{n} patches, {time.time() - t0:.0f}s", flush=True)
-    return np.concatenate(Xs), np.concatenate(Ys)
+    return tuple(np.concatenate(col) for col in zip(*parts))
 
 
 def main():
