@@ -226,29 +226,21 @@ impl PlaneFinder {
                 pieces.push((centre, long, short, (ux, uy)));
             } else if close(short, ch) && long > cw * (1.0 + SIZE_TOLERANCE) && long < 7.0 * cw {
                 // Cards side by side or overlapping (a hand): the shape's long axis runs across
-                // the cards' width. Each card's edge shows as a step in lightness along that
-                // axis; the edges give the cards' left sides, each card is one width wide.
-                let edges = self.edges_along(&lab, centre, (ux, uy), long, short, cw)?;
-                let (lo, hi) = (-long / 2.0, long / 2.0);
-                // Each later card lies on the previous one: the visible inner edges are the
-                // cards' left sides (dealt left to right) or their right sides (right to left).
-                let mut lefts: Vec<f64> = vec![lo];
-                lefts.extend(edges.iter().copied().filter(|&e| hi - e >= 0.6 * cw));
-                let mut rights: Vec<f64> = edges.iter().copied().filter(|&e| e - lo >= 0.6 * cw).collect();
-                rights.push(hi);
-                let fits_left = (lefts[lefts.len() - 1] + cw - hi).abs() <= 0.35 * cw;
-                let fits_right = (rights[0] - cw - lo).abs() <= 0.35 * cw;
-                if !fits_left && fits_right {
-                    lefts = rights.iter().map(|r| r - cw).collect();
+                // the cards' width, and each card's edge shows as a step in lightness along that
+                // axis. Dealers lay a hand's cards at a regular spacing, so the hand is fitted as
+                // a comb of k cards rather than from the strongest steps alone: a back's printed
+                // frame or a court card's picture frame is a step as strong as a card's edge,
+                // but it does not repeat at the hand's spacing.
+                let profile = self.edge_profile(&lab, centre, (ux, uy), long, short)?;
+                let lefts = fit_row(&profile, long, cw);
+                if std::env::var_os("TABLECAM_PLANE_DEBUG").is_some() {
+                    // for tuning: each row's fit and the profile it came from
+                    let p: Vec<i32> = profile.iter().map(|v| *v as i32).collect();
+                    eprintln!("row at {centre:?} long {long:.0} cw {cw:.1}: {lefts:.0?}\n  {p:?}");
                 }
-                // if the edges were missed, space the cards evenly instead
-                if !fits_left && !fits_right {
-                    let k = ((long - cw) / (0.6 * cw)).round().max(1.0) + 1.0;
-                    let d = (long - cw) / (k - 1.0);
-                    lefts = (0..k as i32).map(|i| lo + f64::from(i) * d).collect();
-                }
+                let lo = -long / 2.0;
                 for l0 in lefts {
-                    let t = l0 + cw / 2.0;
+                    let t = lo + l0 + cw / 2.0;
                     pieces.push(((centre.0 + ux * t, centre.1 + uy * t), short, cw, (-uy, ux)));
                 }
             } else if close(short, cw) {
@@ -314,16 +306,16 @@ impl PlaneFinder {
         Ok(felt)
     }
 
-    /// Positions (along `u`, from the shape's centre, plane pixels) of the strongest lightness
-    /// steps across a shape: the edges of overlapping cards.
-    fn edges_along(
+    /// Lightness steps across a shape, one value per plane pixel along `u` from the shape's
+    /// start: a card's edge runs across the whole shape, a pip or a court figure does not, so
+    /// each value is the 3rd smallest step of 9 samples spread across the shape.
+    fn edge_profile(
         &self,
         lab: &Mat,
         c: (f64, f64),
         u: (f64, f64),
         long: f64,
         short: f64,
-        cw: f64,
     ) -> Result<Vec<f64>, LocateError> {
         let v = (-u.1, u.0);
         let n = long.floor() as i32;
@@ -337,8 +329,6 @@ impl PlaneFinder {
         };
         for (i, p) in prof.iter_mut().enumerate() {
             let t = i as f64 - long / 2.0;
-            // A card's edge runs across the whole shape; a pip or a court figure does not: the
-            // step must be there along most of the line (the 3rd smallest of 9 samples).
             let mut steps = [0.0f64; 9];
             for (j, st) in steps.iter_mut().enumerate() {
                 let sv = (j as f64 / 8.0 - 0.5) * 0.7 * short;
@@ -348,21 +338,7 @@ impl PlaneFinder {
             steps.sort_by(f64::total_cmp);
             *p = steps[2];
         }
-        // local maxima, strongest first, at least a quarter card apart, ignoring the outer edges
-        let margin = (0.2 * cw) as usize;
-        let mut peaks: Vec<(usize, f64)> = (margin.max(1)..prof.len().saturating_sub(margin.max(1)))
-            .filter(|&i| prof[i] >= prof[i - 1] && prof[i] >= prof[i + 1] && prof[i] > 6.0)
-            .map(|i| (i, prof[i]))
-            .collect();
-        peaks.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let mut kept: Vec<usize> = Vec::new();
-        for (i, _) in peaks {
-            if kept.iter().all(|&k| (k as f64 - i as f64).abs() >= 0.25 * cw) {
-                kept.push(i);
-            }
-        }
-        kept.sort_unstable();
-        Ok(kept.into_iter().map(|i| i as f64 - long / 2.0).collect())
+        Ok(prof)
     }
 
     /// Share of white pixels in the card's interior (inset by 15 %, away from a back's border).
@@ -386,6 +362,89 @@ impl PlaneFinder {
         }
         Ok(if n == 0 { 0.0 } else { f64::from(wsum) / f64::from(n) })
     }
+}
+
+/// Smallest step (8-bit lightness) that counts as an edge in a row's profile.
+const MIN_EDGE_STEP: f64 = 6.0;
+/// How far (share of a card's width) a card's edge may sit from the regular spacing.
+const ROW_SNAP: f64 = 0.1;
+/// A card's busy border after its edge, share of its width.
+const ROW_BORDER: f64 = 0.3;
+/// Closest spacing of a row's cards, share of a card's width: dealers spread a hand so that
+/// every index shows, and a tighter comb fits any card's printed border.
+const ROW_MIN_SPACING: f64 = 0.35;
+
+/// The left sides (plane pixels from the row's start) of the cards of a row `long` pixels long,
+/// cards `cw` wide, from its edge `profile` ([`PlaneFinder::edge_profile`]).
+///
+/// Every row of k cards at spacing d = (long − cw)/(k − 1) is tried, read either way (each later
+/// card on the previous one's right: the inner edges are left sides; or on its left: right
+/// sides). A candidate earns each inner edge's step above the noise level (the edge may sit a
+/// little off the regular spacing, where the dealer's hand put it) and pays for every strong step
+/// it leaves unexplained. A card's border (a back's printed frame, a face's index column) is
+/// busy with steps for a quarter of a card after the edge it lies on top with, so steps there
+/// are explained by that edge; steps in the middle of a visible card are not.
+fn fit_row(profile: &[f64], long: f64, cw: f64) -> Vec<f64> {
+    let n = profile.len();
+    if n < 3 {
+        return vec![0.0];
+    }
+    let peaks: Vec<(usize, f64)> = (1..n - 1)
+        .filter(|&i| profile[i] >= profile[i - 1] && profile[i] >= profile[i + 1] && profile[i] > MIN_EDGE_STEP)
+        .map(|i| (i, profile[i]))
+        .collect();
+    let strongest = peaks.iter().map(|p| p.1).fold(0.0, f64::max);
+    let noise = (0.35 * strongest).max(MIN_EDGE_STEP);
+    let border = ROW_BORDER * cw;
+    let mut best: Option<(f64, Vec<f64>)> = None;
+    for k in 2..=8usize {
+        let d = (long - cw) / (k - 1) as f64;
+        if !(ROW_MIN_SPACING * cw..=1.1 * cw).contains(&d) {
+            continue;
+        }
+        let w = (ROW_SNAP * cw).min(0.25 * d);
+        for right_sides in [false, true] {
+            let predicted: Vec<f64> =
+                (1..k).map(|i| if right_sides { cw + (i - 1) as f64 * d } else { i as f64 * d }).collect();
+            let mut score = 0.0;
+            let mut snapped = Vec::with_capacity(predicted.len());
+            for &p in &predicted {
+                let (a, b) = (((p - w).max(0.0)) as usize, ((p + w).ceil() as usize).min(n - 1));
+                let (mut at, mut v) = (p, 0.0);
+                for (i, &x) in profile.iter().enumerate().take(b + 1).skip(a) {
+                    if x > v {
+                        (at, v) = (i as f64, x);
+                    }
+                }
+                score += v - noise;
+                snapped.push(at);
+            }
+            // Where each visible card's border lies: after a left side, before a right side
+            // (the row's two ends included).
+            let explained = |x: f64| {
+                let ends = [0.0, long];
+                predicted.iter().chain(ends.iter()).any(|&e| {
+                    let (lo, hi) =
+                        if e == 0.0 || (!right_sides && e != long) { (e - w, e + border) } else { (e - border, e + w) };
+                    (lo..=hi).contains(&x)
+                })
+            };
+            for &(i, v) in &peaks {
+                if v > noise && !explained(i as f64) {
+                    score -= v - noise;
+                }
+            }
+            let lefts: Vec<f64> = if right_sides {
+                snapped.iter().map(|r| r - cw).chain(std::iter::once(long - cw)).collect()
+            } else {
+                std::iter::once(0.0).chain(snapped.iter().copied()).collect()
+            };
+            if best.as_ref().map_or(true, |(s, _)| score > *s) {
+                best = Some((score, lefts));
+            }
+        }
+    }
+    best.map(|(_, l)| l).unwrap_or_else(|| vec![0.0])
 }
 
 #[cfg(test)]
@@ -447,6 +506,45 @@ mod tests {
             // overlapped cards are measured from their visible edge: IoU ≥ 0.7 is the target
             assert!(iou >= 0.7, "IoU {iou:.2} for {quad:?}: best {best:?}");
             assert_eq!(best.face_up, *face_up, "{best:?}");
+        }
+    }
+
+    /// The profile of a row of backs: a step at each visible edge, then the back's busy printed
+    /// border for 12 px after it (before it when the cards lie right to left), flat inside.
+    fn row_profile(edges: &[usize], right_to_left: bool, long: usize) -> Vec<f64> {
+        let mut p = vec![1.0; long];
+        for &e in edges {
+            for j in 0..12 {
+                let i = if right_to_left { e.checked_sub(j) } else { Some(e + j) };
+                if let Some(x) = i.filter(|&x| x < long) {
+                    p[x] = if j == 0 {
+                        60.0
+                    } else if j % 2 == 0 {
+                        45.0
+                    } else {
+                        20.0
+                    };
+                }
+            }
+        }
+        p
+    }
+
+    #[test]
+    fn a_row_of_backs_splits_at_the_card_edges_not_at_their_printed_borders() {
+        // three cards 50 px wide, 31 px apart, each on the previous one's right
+        let p = row_profile(&[0, 31, 62, 111], false, 112);
+        let lefts = fit_row(&p, 112.0, 50.0);
+        assert_eq!(lefts.len(), 3, "{lefts:?}");
+        for (got, want) in lefts.iter().zip([0.0, 31.0, 62.0]) {
+            assert!((got - want).abs() <= 2.0, "{lefts:?}");
+        }
+        // the same hand dealt right to left: the visible inner edges are right sides
+        let p = row_profile(&[0, 50, 81, 111], true, 112);
+        let lefts = fit_row(&p, 112.0, 50.0);
+        assert_eq!(lefts.len(), 3, "{lefts:?}");
+        for (got, want) in lefts.iter().zip([0.0, 31.0, 62.0]) {
+            assert!((got - want).abs() <= 2.0, "{lefts:?}");
         }
     }
 
