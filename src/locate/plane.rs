@@ -17,7 +17,7 @@ use opencv::prelude::*;
 
 use super::geometry::{order_quad, Quad};
 use super::LocateError;
-use crate::calib::{layout, Point, TableGeometry};
+use crate::calib::{layout, Point, TableGeometry, ZoneKind};
 
 /// Plane pixels per millimetre are capped here: finer than the camera sees is wasted work.
 const MAX_PX_PER_MM: f64 = 1.0;
@@ -203,58 +203,27 @@ impl PlaneFinder {
             .map_err(cv("contours"))?;
         let (cw, ch) = (self.card_mm[0] * self.scale, self.card_mm[1] * self.scale);
         let mut out = Vec::new();
+        let mut shapes: Vec<Vec<Piece>> = Vec::new();
         for c in contours.iter() {
-            let area = imgproc::contour_area_def(&c).map_err(cv("area"))?;
-            if area < 0.5 * cw * ch {
-                continue;
-            }
-            let r = imgproc::min_area_rect(&c).map_err(cv("rect"))?;
-            let (a, b) = (f64::from(r.size.width), f64::from(r.size.height));
-            let (long, short) = (a.max(b), a.min(b));
-            if long * short <= 0.0 || area / (long * short) < MIN_FILL {
-                continue;
-            }
-            // the rectangle's long axis, in plane pixels
-            let ang = f64::from(r.angle).to_radians();
-            let (mut ux, mut uy) = if a >= b { (ang.cos(), ang.sin()) } else { (-ang.sin(), ang.cos()) };
-            let centre = (f64::from(r.center.x), f64::from(r.center.y));
-            // How many cards make this shape: one, or k side by side (across their width) or end
-            // to end (along their height).
-            let close = |v: f64, want: f64| (v - want).abs() <= SIZE_TOLERANCE * want;
-            let mut pieces: Vec<Piece> = Vec::new();
-            if close(long, ch) && close(short, cw) {
-                pieces.push((centre, long, short, (ux, uy)));
-            } else if close(short, ch) && long > cw * (1.0 + SIZE_TOLERANCE) && long < 7.0 * cw {
-                // Cards side by side or overlapping (a hand): the shape's long axis runs across
-                // the cards' width, and each card's edge shows as a step in lightness along that
-                // axis. Dealers lay a hand's cards at a regular spacing, so the hand is fitted as
-                // a comb of k cards rather than from the strongest steps alone: a back's printed
-                // frame or a court card's picture frame is a step as strong as a card's edge,
-                // but it does not repeat at the hand's spacing.
-                let profile = self.edge_profile(&lab, centre, (ux, uy), long, short)?;
-                let lefts = fit_row(&profile, long, cw);
-                if std::env::var_os("TABLECAM_PLANE_DEBUG").is_some() {
-                    // for tuning: each row's fit and the profile it came from
-                    let p: Vec<i32> = profile.iter().map(|v| *v as i32).collect();
-                    eprintln!("row at {centre:?} long {long:.0} cw {cw:.1}: {lefts:.0?}\n  {p:?}");
-                }
-                let lo = -long / 2.0;
-                for l0 in lefts {
-                    let t = lo + l0 + cw / 2.0;
-                    pieces.push(((centre.0 + ux * t, centre.1 + uy * t), short, cw, (-uy, ux)));
-                }
-            } else if close(short, cw) {
-                let k = (long / ch).round();
-                if (2.0..=4.0).contains(&k) && close(long / k, ch * 1.03) {
-                    let step = long / k;
-                    for i in 0..k as i32 {
-                        let t = (f64::from(i) + 0.5) * step - long / 2.0;
-                        pieces.push(((centre.0 + ux * t, centre.1 + uy * t), step.min(ch), short, (ux, uy)));
+            let pieces = self.shape_pieces(&lab, &c)?;
+            if pieces.is_empty() && imgproc::contour_area_def(&c).map_err(cv("area"))? > 1.5 * cw * ch {
+                // A card touching a chip stack, the table's rim or a shadow makes one shape that
+                // is no rectangle: cut it at its necks (narrower than half a card) and keep the
+                // parts that are one card, or a row of cards inside a zone where hands lie
+                // (elsewhere a row would be read into the columns of a chip rack).
+                for part in self.cut_necks(&opened, &c, cw)? {
+                    let pieces = self.shape_pieces(&lab, &part)?;
+                    if pieces.len() == 1 || pieces.iter().all(|p| self.in_hand_zone(p.0)) {
+                        shapes.push(pieces);
                     }
                 }
+            } else {
+                shapes.push(pieces);
             }
+        }
+        for pieces in shapes {
             for (c, l, s, u) in pieces {
-                (ux, uy) = u;
+                let (ux, uy) = u;
                 let (vx, vy) = (-uy, ux);
                 let corner = |sl: f64, ss: f64| {
                     let (x, y) =
@@ -287,6 +256,118 @@ impl PlaneFinder {
         // Deterministic order whatever the contour order: by table position.
         out.sort_by(|a, b| a.center_mm.x.total_cmp(&b.center_mm.x).then(a.center_mm.y.total_cmp(&b.center_mm.y)));
         Ok(out)
+    }
+
+    /// The cards one not-felt shape is made of: one card, a row of overlapping cards (a hand) or
+    /// cards end to end; none when the shape is no card-sized rectangle.
+    fn shape_pieces(&self, lab: &Mat, c: &Vector<CvPoint>) -> Result<Vec<Piece>, LocateError> {
+        let (cw, ch) = (self.card_mm[0] * self.scale, self.card_mm[1] * self.scale);
+        let area = imgproc::contour_area_def(&c).map_err(cv("area"))?;
+        if area < 0.5 * cw * ch {
+            return Ok(Vec::new());
+        }
+        let r = imgproc::min_area_rect(&c).map_err(cv("rect"))?;
+        let (a, b) = (f64::from(r.size.width), f64::from(r.size.height));
+        let (long, short) = (a.max(b), a.min(b));
+        if long * short <= 0.0 || area / (long * short) < MIN_FILL {
+            return Ok(Vec::new());
+        }
+        // the rectangle's long axis, in plane pixels
+        let ang = f64::from(r.angle).to_radians();
+        let (ux, uy) = if a >= b { (ang.cos(), ang.sin()) } else { (-ang.sin(), ang.cos()) };
+        let centre = (f64::from(r.center.x), f64::from(r.center.y));
+        // How many cards make this shape: one, or k side by side (across their width) or end
+        // to end (along their height).
+        let close = |v: f64, want: f64| (v - want).abs() <= SIZE_TOLERANCE * want;
+        let mut pieces: Vec<Piece> = Vec::new();
+        if close(long, ch) && close(short, cw) {
+            pieces.push((centre, long, short, (ux, uy)));
+        } else if close(short, ch) && long > cw * (1.0 + SIZE_TOLERANCE) && long < 7.0 * cw {
+            // Cards side by side or overlapping (a hand): the shape's long axis runs across
+            // the cards' width, and each card's edge shows as a step in lightness along that
+            // axis. Dealers lay a hand's cards at a regular spacing, so the hand is fitted as
+            // a comb of k cards rather than from the strongest steps alone: a back's printed
+            // frame or a court card's picture frame is a step as strong as a card's edge,
+            // but it does not repeat at the hand's spacing.
+            let profile = self.edge_profile(&lab, centre, (ux, uy), long, short)?;
+            let lefts = fit_row(&profile, long, cw);
+            if std::env::var_os("TABLECAM_PLANE_DEBUG").is_some() {
+                // for tuning: each row's fit and the profile it came from
+                let p: Vec<i32> = profile.iter().map(|v| *v as i32).collect();
+                eprintln!("row at {centre:?} long {long:.0} cw {cw:.1}: {lefts:.0?}\n  {p:?}");
+            }
+            let lo = -long / 2.0;
+            for l0 in lefts {
+                let t = lo + l0 + cw / 2.0;
+                pieces.push(((centre.0 + ux * t, centre.1 + uy * t), short, cw, (-uy, ux)));
+            }
+        } else if close(short, cw) {
+            let k = (long / ch).round();
+            if (2.0..=4.0).contains(&k) && close(long / k, ch * 1.03) {
+                let step = long / k;
+                for i in 0..k as i32 {
+                    let t = (f64::from(i) + 0.5) * step - long / 2.0;
+                    pieces.push(((centre.0 + ux * t, centre.1 + uy * t), step.min(ch), short, (ux, uy)));
+                }
+            }
+        }
+        Ok(pieces)
+    }
+
+    /// Whether plane pixel `c` lies in a zone where cards are laid out in rows (a seat's hand,
+    /// the dealer's hand, the community cards).
+    fn in_hand_zone(&self, c: (f64, f64)) -> bool {
+        let p = self.plane_to_table(c.0, c.1);
+        self.geometry.calibration.zones.iter().any(|z| {
+            matches!(z.kind, ZoneKind::Hand { .. } | ZoneKind::DealerHand | ZoneKind::Community)
+                && z.polygon_mm.contains(p)
+        })
+    }
+
+    /// The parts of shape `c` of `mask` once necks narrower than half a card are opened.
+    fn cut_necks(&self, mask: &Mat, c: &Vector<CvPoint>, cw: f64) -> Result<Vec<Vector<CvPoint>>, LocateError> {
+        let r = imgproc::bounding_rect(c).map_err(cv("necks"))?;
+        let mut only = Mat::new_rows_cols_with_default(mask.rows(), mask.cols(), core::CV_8UC1, Scalar::all(0.0))
+            .map_err(cv("necks"))?;
+        let shape: Vector<Vector<CvPoint>> = Vector::from_iter([c.clone()]);
+        imgproc::draw_contours(
+            &mut only,
+            &shape,
+            0,
+            Scalar::all(255.0),
+            imgproc::FILLED,
+            imgproc::LINE_8,
+            &core::no_array(),
+            0,
+            CvPoint::new(0, 0),
+        )
+        .map_err(cv("necks"))?;
+        let roi = Mat::roi(&only, r).map_err(cv("necks"))?;
+        let k = ((0.5 * cw).round() as i32).max(3) | 1;
+        let kernel = imgproc::get_structuring_element(imgproc::MORPH_ELLIPSE, Size::new(k, k), CvPoint::new(-1, -1))
+            .map_err(cv("necks"))?;
+        let mut opened = Mat::default();
+        imgproc::morphology_ex(
+            &roi,
+            &mut opened,
+            imgproc::MORPH_OPEN,
+            &kernel,
+            CvPoint::new(-1, -1),
+            1,
+            core::BORDER_CONSTANT,
+            Scalar::all(0.0),
+        )
+        .map_err(cv("necks"))?;
+        let mut parts: Vector<Vector<CvPoint>> = Vector::new();
+        imgproc::find_contours(
+            &opened,
+            &mut parts,
+            imgproc::RETR_EXTERNAL,
+            imgproc::CHAIN_APPROX_SIMPLE,
+            CvPoint::new(r.x, r.y),
+        )
+        .map_err(cv("necks"))?;
+        Ok(parts.iter().collect())
     }
 
     /// The felt's colour around every plane pixel (Lab): a median over ~16 card widths, so
