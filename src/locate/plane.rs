@@ -289,7 +289,7 @@ impl PlaneFinder {
             // a comb of k cards rather than from the strongest steps alone: a back's printed
             // frame or a court card's picture frame is a step as strong as a card's edge,
             // but it does not repeat at the hand's spacing.
-            let profile = self.edge_profile(&lab, centre, (ux, uy), long, short)?;
+            let profile = self.edge_profile(lab, centre, (ux, uy), long, short)?;
             let lefts = fit_row(&profile, long, cw);
             if std::env::var_os("TABLECAM_PLANE_DEBUG").is_some() {
                 // for tuning: each row's fit and the profile it came from
