@@ -339,6 +339,10 @@ pub struct Verdict {
     pub informative: usize,
     /// Whether two confident patches named different labels.
     pub conflict: bool,
+    /// The combined probability that the card shows its face (any of the 52, not `back`): a
+    /// face is told from a back long before its identity is certain (0 when no patch showed
+    /// anything).
+    pub face: f32,
 }
 
 fn argmax(p: &[f32]) -> (usize, f32) {
@@ -360,7 +364,13 @@ pub fn combine(patches: &[&[f32]], min_confidence: f32) -> Verdict {
     let informative: Vec<&[f32]> =
         patches.iter().copied().filter(|p| p.len() == NUM_LABELS && argmax(p).0 != UNKNOWN).collect();
     if informative.is_empty() {
-        return Verdict { identity: CardIdentity::Unknown, confidence: 0.0, informative: 0, conflict: false };
+        return Verdict {
+            identity: CardIdentity::Unknown,
+            confidence: 0.0,
+            informative: 0,
+            conflict: false,
+            face: 0.0,
+        };
     }
     let mut log = [0f64; UNKNOWN];
     for p in &informative {
@@ -373,12 +383,13 @@ pub fn combine(patches: &[&[f32]], min_confidence: f32) -> Verdict {
     let (best, best_log) =
         log.iter().enumerate().fold((0, f64::NEG_INFINITY), |b, (i, &v)| if v > b.1 { (i, v) } else { b });
     let confidence = ((best_log - max).exp() / sum) as f32;
+    let face = (1.0 - (log[BACK] - max).exp() / sum) as f32;
     let confident: Vec<usize> =
         informative.iter().map(|p| argmax(p)).filter(|&(_, v)| v >= min_confidence).map(|(i, _)| i).collect();
     let conflict = confident.iter().any(|&i| i != confident[0]);
     let identity =
         if conflict || confidence < min_confidence { CardIdentity::Unknown } else { CardIdentity::from_label(best) };
-    Verdict { identity, confidence, informative: informative.len(), conflict }
+    Verdict { identity, confidence, informative: informative.len(), conflict, face }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -606,6 +617,21 @@ mod tests {
         assert_eq!(combine(&[], 0.9).confidence, 0.0);
         // A back is a label like the others.
         assert_eq!(combine(&[&probs(&[(BACK, 0.99)])], 0.9).identity, CardIdentity::Back);
+    }
+
+    #[test]
+    fn a_face_is_told_from_a_back_before_its_identity() {
+        // A 7 of unsure suit: no identity, but surely a face.
+        let seven = probs(&[(card("7D"), 0.6), (card("7H"), 0.39), (BACK, 0.0)]);
+        let v = combine(&[&seven], 0.999);
+        assert_eq!(v.identity, CardIdentity::Unknown);
+        assert!(v.face > 0.99, "{v:?}");
+        let back = probs(&[(BACK, 0.8), (card("7D"), 0.1)]);
+        assert!(combine(&[&back], 0.999).face < 0.25);
+        // one corner hidden (unknown) does not dilute the other's evidence
+        let blank = probs(&[(UNKNOWN, 0.9)]);
+        assert!(combine(&[&seven, &blank], 0.999).face > 0.99);
+        assert_eq!(combine(&[&blank], 0.999).face, 0.0);
     }
 
     #[test]

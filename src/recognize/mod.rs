@@ -168,6 +168,10 @@ pub struct RecognizerOptions {
 /// The default [`RecognizerOptions::min_index_px`]; docs/recognition.md gives the measurement.
 pub const MIN_INDEX_PX: f64 = 14.0;
 
+/// Combined probability of a face (any card, not `back`) from a card-corner classifier above
+/// which a card the table plane's white share took for a back is face up.
+pub const FACE_OVERRULE: f32 = 0.99;
+
 impl Default for RecognizerOptions {
     fn default() -> Self {
         RecognizerOptions {
@@ -568,8 +572,10 @@ impl Recognizer {
         for (k, card) in cards.iter().enumerate() {
             let v = classify::combine(&rows(&card_patches[k]), min_conf);
             // A card read on a "face-down" card is a face whose print the white share missed
-            // (a sparse face, dim light).
-            let (identity, confidence) = if card.face_up || matches!(v.identity, CardIdentity::Card(_)) {
+            // (a court card's picture, dim light, cream stock); so is one the classifier
+            // clearly sees a face on, even before it can tell which.
+            let face_seen = kind == PatchKind::CardCorner && v.face >= FACE_OVERRULE;
+            let (identity, confidence) = if card.face_up || face_seen || matches!(v.identity, CardIdentity::Card(_)) {
                 (v.identity, v.confidence)
             } else {
                 (CardIdentity::Back, card.score)
