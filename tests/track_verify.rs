@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use tablecam::calib::TableGeometry;
 use tablecam::events::{Event, EventBody, RoundFlag, Sequencer, TableZone, VerificationStatus};
 use tablecam::rng::Rng;
+use tablecam::rules::deal::{deal_plan, DealRequest, SanGongDeal};
 use tablecam::rules::settle::Decision;
 use tablecam::rules::{BetKind, IrregularityKind, Position, Ruleset, RulesetId};
 use tablecam::sim::observe::{backend_hints, observe, Noise};
@@ -150,11 +151,15 @@ fn outcomes(evs: &[Event]) -> Vec<tablecam::events::RoundOutcome> {
 /// * a duplicate only once both copies have been face up and in view long
 ///   enough to be read (`identity_votes` frames);
 /// * a shuffler failure (seen, not told) once the partial deal is collected.
+///
+/// `None`: no camera can see it, e.g. a San Gong order that is wrong only for
+/// a dice total the backend did not tell (`hints`; see [`sangong_order_legal_for_some_dice`]).
 fn evidence_frame(
     id: RulesetId,
     geometry: &TableGeometry,
     r: &RoundTruth,
     f: &tablecam::sim::script::ExpectedFlag,
+    hints: bool,
 ) -> Option<u64> {
     let rs = Ruleset::new(id);
     let end = |a: usize| r.action_frames[a].1;
@@ -165,6 +170,7 @@ fn evidence_frame(
     let vo = VerifierOptions::new("T", "C");
     let n = rs.cards_per_hand as usize;
     match f.kind {
+        IrregularityKind::WrongDealOrder if !hints && sangong_order_legal_for_some_dice(&rs, &r.plan) => None,
         IrregularityKind::WrongDealOrder => Some(end(deals_after(f.visible_from_action)[1])),
         IrregularityKind::WrongCardCount => {
             let short = match f.seat {
@@ -224,6 +230,36 @@ fn evidence_frame(
     }
 }
 
+/// Whether a San Gong round's places were served in the order that some dice
+/// total prescribes. The dice total alone fixes the place that receives the
+/// first cards (sangong-1996 Art. 2(2)); every place is the first for some
+/// total of four dice, and the camera does not see the dice. Without the
+/// backend's total such an order is a legal deal to the camera, whatever total
+/// was thrown: a place served late and short (a skipped place made up last)
+/// is evidence of its short count only. The counts are not compared here:
+/// they are the count flag's business.
+fn sangong_order_legal_for_some_dice(rs: &Ruleset, plan: &RoundPlan) -> bool {
+    let Some(thrown) = plan.sangong else { return false };
+    let served: Vec<Position> = plan
+        .actions
+        .iter()
+        .filter_map(|st| match &st.action {
+            Action::Deal { to, .. } => Some(*to),
+            _ => None,
+        })
+        .collect();
+    (4..=24u8).any(|dice_total| {
+        let req = DealRequest {
+            mode: plan.dealing,
+            seats_with_bets: vec![],
+            progressive_present: false,
+            shuffler_gives_three_for_community: false,
+            sangong: Some(SanGongDeal { dice_total, ..thrown }),
+        };
+        deal_plan(rs, &req).is_ok_and(|d| d.iter().map(|x| x.to).eq(served.iter().copied()))
+    })
+}
+
 fn zone_name(p: Position) -> TableZone {
     match p {
         Position::Seat(s) => TableZone::Seat(s.0),
@@ -266,8 +302,9 @@ fn hands_with_invisible_cards(g: &TableGeometry, r: &RoundTruth) -> BTreeSet<Opt
     out
 }
 
-/// Checks one round's flags against the plan; returns a description of every mismatch.
-fn check_flags(id: RulesetId, geometry: &TableGeometry, r: &RoundTruth, evs: &[Event]) -> Vec<String> {
+/// Checks one round's flags against the plan (`hints`: the backend's hints were
+/// given); returns a description of every mismatch.
+fn check_flags(id: RulesetId, geometry: &TableGeometry, r: &RoundTruth, evs: &[Event], hints: bool) -> Vec<String> {
     let mut problems = Vec::new();
     let got = flags(evs);
     let key = |kind: IrregularityKind, seat: Option<u8>, consequence: &serde_json::Value, citation: &str| {
@@ -277,8 +314,9 @@ fn check_flags(id: RulesetId, geometry: &TableGeometry, r: &RoundTruth, evs: &[E
     for f in &r.plan.expected_flags {
         let k =
             key(f.kind, f.seat.map(|s| s.0), &serde_json::to_value(f.consequence).unwrap(), &f.citation.to_string());
-        let Some(evidence) = evidence_frame(id, geometry, r, f) else {
-            // Not visible to a camera at all (e.g. a duplicate whose copy was never turned up).
+        let Some(evidence) = evidence_frame(id, geometry, r, f, hints) else {
+            // Not visible to a camera at all (e.g. a duplicate whose copy was
+            // never turned up, a San Gong order wrong only for the untold dice).
             continue;
         };
         want.push(k.clone());
@@ -303,24 +341,22 @@ fn check_flags(id: RulesetId, geometry: &TableGeometry, r: &RoundTruth, evs: &[E
     problems
 }
 
-// NOT YET: 11 of 348 runs wrong (was 116, 246 before that). Fixed: fold
+// Every run passes (was 3, 11, 116, 246 of 348 wrong). Fixed on the way: fold
 // collections read as removals, a late-collected card of the void deal
 // abandoning the redeal; the simulator's redeal after a shuffler failure landing
 // past the ends of the hand zones, stale tracks of the void deal taking the
-// redeal's cards; duplicates (the harness now waits until both copies could be
+// redeal's cards; duplicates (the harness waits until both copies could be
 // read: the dealer's hand turning the next card covers the one just turned);
 // hands dealt without a bet counted in the deal; San Gong order without the
 // dice; a card palmed before its hand was folded read as gathered; a card slid
-// into a hand that is gathered at once (it slows down there, never rests).
-// Left:
-// * card_swapped in qpoker-2004 seeds 1, 2 (8): the replacement is first
-//   seen where it lands, in the frame before its hand is folded and gathered;
-//   it is never seen to arrive, so the removal stands (card_removed);
-// * sangong-1996 skipped_hand without the dice hint (3): a deal that starts one
-//   place late and serves the skipped place two cards last is, without the dice
-//   total (Art. 2(2)), a legal order with one hand short: only the count flag.
+// into a hand that is gathered at once (it slows down there, never rests); a
+// card brought in from off the table that enters the view in flight and lands
+// in a hand gathered at once (Q Poker: followed from its second detection, it
+// is seen to slow down where it lands); a San Gong skipped place without the
+// dice hint: the order served is the one another dice total prescribes, so no
+// camera can see the order breach (Art. 2(2)), only the short count (the
+// harness no longer expects it, see `sangong_order_legal_for_some_dice`).
 #[test]
-#[ignore = "NOT YET: 11 of 348 scenario runs wrong (Q Poker swaps into a hand folded at once; San Gong skipped hand without the dice; see the comment above)"]
 fn every_scenario_raises_exactly_its_flags_in_time() {
     let mut failures = Vec::new();
     let mut checked = 0;
@@ -343,7 +379,7 @@ fn every_scenario_raises_exactly_its_flags_in_time() {
                         ));
                         continue;
                     }
-                    let probs = check_flags(id, &s.geometry, &s.rounds[0], &run.per_round[0]);
+                    let probs = check_flags(id, &s.geometry, &s.rounds[0], &run.per_round[0], hints);
                     for p in probs {
                         failures.push(format!("{id} {} seed {seed} hints={hints}: {p}", sc.name()));
                     }
@@ -691,7 +727,7 @@ fn debug_dump() {
                 f.kind,
                 f.seat,
                 f.visible_from_action,
-                evidence_frame(id, &s.geometry, r, f)
+                evidence_frame(id, &s.geometry, r, f, hints)
             );
         }
     }

@@ -94,6 +94,13 @@ pub struct TrackerOptions {
     pub gate_mm: f64,
     /// Extra gate per mm/frame of the card's speed.
     pub gate_per_speed: f64,
+    /// Gate, mm, for the second detection of a card first seen after the deal
+    /// away from the shoe: its speed is not known yet, and a card brought in
+    /// from off the table enters the view in flight, up to about 100 mm a
+    /// frame. Followed from there, it is seen to slow down where it is put
+    /// even when its hand is gathered at once (see [`TOUCH_DOWN_RISE`]).
+    /// Such a pairing yields to every pairing inside a track's own gate.
+    pub birth_gate_mm: f64,
     /// Detections needed before a new card is believed (flicker filter).
     pub confirm_hits: u32,
     /// Reads below this confidence do not vote on identity.
@@ -138,6 +145,7 @@ impl Default for TrackerOptions {
         TrackerOptions {
             gate_mm: 30.0,
             gate_per_speed: 1.2,
+            birth_gate_mm: 120.0,
             confirm_hits: 2,
             min_identity_confidence: 0.6,
             identity_votes: 3,
@@ -163,6 +171,9 @@ impl TrackerOptions {
         let bad = |option, message: &str| Err(TrackError::BadOption { option, message: message.to_string() });
         if !(self.gate_mm > 0.0 && self.gate_mm.is_finite()) {
             return bad("gate_mm", "must be a positive number of millimetres");
+        }
+        if !(self.birth_gate_mm >= 0.0 && self.birth_gate_mm.is_finite()) {
+            return bad("birth_gate_mm", "must be a non-negative number of millimetres");
         }
         if !(0.5..=1.0).contains(&self.identity_agreement) {
             return bad("identity_agreement", "must be in 0.5..=1.0 (a majority)");
@@ -583,12 +594,22 @@ impl Tracker {
 
         // Greedy global association: closest pairs first, inside each track's gate.
         let mut pairs: Vec<(f64, usize, usize)> = Vec::new();
+        // Cards brought in after the deal come from off the table and enter
+        // the view in flight (see `birth_gate_mm`); during the deal cards
+        // come out of the shoe.
+        let after_deal = matches!(self.phase, RoundPhase::Decisions | RoundPhase::Reveal);
         for (ti, t) in self.tracks.iter().enumerate() {
             let pred = t.predicted();
             let gate = self.opts.gate_mm + self.opts.gate_per_speed * t.speed();
+            // A card seen once, in the last frame: its speed is unknown.
+            let newborn = !t.confirmed && t.hits == 1 && t.missed == 0 && after_deal && !self.near_shoe(t.born);
             for (oi, (p, _)) in points.iter().enumerate() {
                 let d = pred.dist(*p);
-                if d <= gate {
+                if newborn && d > gate && d <= self.opts.birth_gate_mm {
+                    // Ranked after every pairing inside a gate (stale ones
+                    // included): only a detection no other track takes.
+                    pairs.push((2.0 + d / self.opts.birth_gate_mm, ti, oi));
+                } else if d <= gate {
                     // Distance relative to the gate: a fast card's detection is
                     // not taken by a still card it flies over. A card of an
                     // abandoned deal that has gone unseen (gathered under the
