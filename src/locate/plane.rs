@@ -208,13 +208,21 @@ impl PlaneFinder {
             let pieces = self.shape_pieces(&lab, &c)?;
             if pieces.is_empty() && imgproc::contour_area_def(&c).map_err(cv("area"))? > 1.5 * cw * ch {
                 // A card touching a chip stack, the table's rim or a shadow makes one shape that
-                // is no rectangle: cut it at its necks (narrower than half a card) and keep the
+                // is no rectangle: cut it at its necks (narrower than half a card, then than
+                // 0.8 of a card: a hand can touch the rail along a whole edge) and keep the
                 // parts that are one card, or a row of cards inside a zone where hands lie
                 // (elsewhere a row would be read into the columns of a chip rack).
-                for part in self.cut_necks(&opened, &c, cw)? {
+                let mut parts: Vec<(Vector<CvPoint>, bool)> =
+                    self.cut_necks(&opened, &c, 0.5 * cw)?.into_iter().map(|p| (p, false)).collect();
+                while let Some((part, finest)) = parts.pop() {
                     let pieces = self.shape_pieces(&lab, &part)?;
-                    if pieces.len() == 1 || pieces.iter().all(|p| self.in_hand_zone(p.0)) {
+                    if pieces.len() == 1 || (!pieces.is_empty() && pieces.iter().all(|p| self.in_hand_zone(p.0))) {
                         shapes.push(pieces);
+                    } else if pieces.is_empty()
+                        && !finest
+                        && imgproc::contour_area_def(&part).map_err(cv("area"))? > 1.5 * cw * ch
+                    {
+                        parts.extend(self.cut_necks(&opened, &part, 0.8 * cw)?.into_iter().map(|p| (p, true)));
                     }
                 }
             } else {
@@ -269,6 +277,9 @@ impl PlaneFinder {
         let r = imgproc::min_area_rect(&c).map_err(cv("rect"))?;
         let (a, b) = (f64::from(r.size.width), f64::from(r.size.height));
         let (long, short) = (a.max(b), a.min(b));
+        if std::env::var_os("TABLECAM_PLANE_DEBUG").is_some() {
+            eprintln!("shape at {:?}: {long:.0} x {short:.0}, fill {:.2}", r.center, area / (long * short).max(1.0));
+        }
         if long * short <= 0.0 || area / (long * short) < MIN_FILL {
             return Ok(Vec::new());
         }
@@ -324,8 +335,8 @@ impl PlaneFinder {
         })
     }
 
-    /// The parts of shape `c` of `mask` once necks narrower than half a card are opened.
-    fn cut_necks(&self, mask: &Mat, c: &Vector<CvPoint>, cw: f64) -> Result<Vec<Vector<CvPoint>>, LocateError> {
+    /// The parts of shape `c` of `mask` once necks narrower than `neck` plane pixels are opened.
+    fn cut_necks(&self, mask: &Mat, c: &Vector<CvPoint>, neck: f64) -> Result<Vec<Vector<CvPoint>>, LocateError> {
         let r = imgproc::bounding_rect(c).map_err(cv("necks"))?;
         let mut only = Mat::new_rows_cols_with_default(mask.rows(), mask.cols(), core::CV_8UC1, Scalar::all(0.0))
             .map_err(cv("necks"))?;
@@ -343,7 +354,7 @@ impl PlaneFinder {
         )
         .map_err(cv("necks"))?;
         let roi = Mat::roi(&only, r).map_err(cv("necks"))?;
-        let k = ((0.5 * cw).round() as i32).max(3) | 1;
+        let k = (neck.round() as i32).max(3) | 1;
         let kernel = imgproc::get_structuring_element(imgproc::MORPH_ELLIPSE, Size::new(k, k), CvPoint::new(-1, -1))
             .map_err(cv("necks"))?;
         let mut opened = Mat::default();
