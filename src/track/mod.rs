@@ -394,6 +394,9 @@ pub struct Tracker {
 /// Cards first seen within this distance of the shoe are new cards out of it.
 const SHOE_RADIUS_MM: f64 = 260.0;
 
+/// A card first seen outside every zone has been dealt once it moved this far.
+const SHOE_EXIT_MM: f64 = 40.0;
+
 /// Centres closer than this share of a card's width are one card: a card lying
 /// on another hides it.
 const DUPLICATE_SHARE: f64 = 0.3;
@@ -745,13 +748,18 @@ impl Tracker {
             }
         }
         // A card out of the shoe outside any round (or while the last one is
-        // being collected) starts one.
+        // being collected) starts one. A card outside every zone that has not
+        // moved since it was first seen starts nothing: it is still in the shoe
+        // (the top card showing in a shuffler's outlet) or it is no card (a
+        // chip column in the rack), and the round would open before the bets
+        // are placed.
         let new_card = |t: &Track| {
             t.confirmed
                 && !t.arrived
                 && !t.to_discard
                 && t.left_from.is_none()
                 && self.zone_of(t.pos) != Some(TableZone::Discard)
+                && !(t.pos.dist(t.born) < SHOE_EXIT_MM && self.zone_of(t.pos).is_none())
         };
         let next_round = self.in_round
             && self.phase == RoundPhase::Collection
