@@ -18,7 +18,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use opencv::core::{Mat, Vector};
+use opencv::core::Mat;
 use opencv::prelude::*;
 use opencv::{imgcodecs, videoio};
 use serde::{Deserialize, Serialize};
@@ -26,8 +26,8 @@ use serde::{Deserialize, Serialize};
 use super::{PresenceConfig, PresenceDetector, PresenceError, SpotState};
 use crate::calib::{Calibration, TableGeometry};
 use crate::rules::{BetKind, RulesetId};
-use crate::sim::render::{Conditions, Drift, Renderer, Scene, TableStyle};
-use crate::sim::session::{simulate, to_bgr_mat, SessionSpec};
+use crate::sim::render::{Conditions, TableStyle};
+use crate::sim::session::{empty_table_jpeg, simulate, SessionSpec};
 
 /// Errors of the evaluation.
 #[derive(Debug, thiserror::Error)]
@@ -220,14 +220,8 @@ pub fn simulated_empty_reference(dir: &Path, geometry: &TableGeometry) -> Result
     let style =
         TableStyle::preset(&s.table_style).ok_or_else(|| bad(format!("unknown table style {}", s.table_style)))?;
     let base = Conditions::preset(&s.conditions).ok_or_else(|| bad(format!("unknown conditions {}", s.conditions)))?;
-    let renderer = Renderer::new(geometry, &style, s.seed)?;
-    let conditions = Drift::gentle(s.seed).at(&base, 0);
-    let frame = renderer.render(&Scene::default(), &conditions, s.seed ^ 0x5eed)?;
-    let bgr = to_bgr_mat(&frame.image)?;
     // As a camera delivers it: through (M)JPEG.
-    let mut bytes = Vector::<u8>::new();
-    let params = Vector::<i32>::from_slice(&[imgcodecs::IMWRITE_JPEG_QUALITY, 95]);
-    imgcodecs::imencode(".jpg", &bgr, &mut bytes, &params).map_err(cv("encoding the reference"))?;
+    let bytes = empty_table_jpeg(geometry, &style, &base, s.seed)?;
     imgcodecs::imdecode(&bytes, imgcodecs::IMREAD_COLOR).map_err(cv("decoding the reference"))
 }
 

@@ -8,7 +8,9 @@
 //!   identity, face up/down, position and visible fraction;
 //! * `rounds.json` — per round: hands, bets, decisions, the rules engine's
 //!   settlement and the expected flags with their articles;
-//! * `session.json` — what was simulated (seed, design, table style, conditions).
+//! * `session.json` — what was simulated (seed, design, table style, conditions);
+//! * `empty_table.jpg` — the empty table as the camera sees it before the table
+//!   opens (bet presence's reference, `presence_reference` in a run config).
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -471,7 +473,31 @@ pub fn simulate(spec: &SessionSpec, mut progress: impl FnMut(u64, u32)) -> Resul
     let summary_path = spec.out.join("session.json");
     std::fs::write(&summary_path, serde_json::to_string_pretty(&summary).map_err(|e| SimError::Bad(e.to_string()))?)
         .map_err(io(&summary_path))?;
+    let empty = empty_table_jpeg(&geometry, &style, &base_conditions, spec.seed)?;
+    let empty_path = spec.out.join(EMPTY_TABLE_FILE);
+    std::fs::write(&empty_path, empty.as_slice()).map_err(io(&empty_path))?;
     Ok(summary)
+}
+
+/// A session's empty-table frame (see the module documentation).
+pub const EMPTY_TABLE_FILE: &str = "empty_table.jpg";
+
+/// The empty table of a session's camera, felt and lighting, as that camera delivers it (JPEG):
+/// what a croupier's camera captures before the table opens. Rendered from the session's seed,
+/// not from its rounds.
+pub fn empty_table_jpeg(
+    geometry: &TableGeometry,
+    style: &TableStyle,
+    conditions: &Conditions,
+    seed: u64,
+) -> Result<Vector<u8>, SimError> {
+    let renderer = Renderer::new(geometry, style, seed)?;
+    let frame = renderer.render(&Scene::default(), &Drift::gentle(seed).at(conditions, 0), seed ^ 0x5eed)?;
+    let bgr = to_bgr_mat(&frame.image)?;
+    let mut bytes = Vector::<u8>::new();
+    let params = Vector::<i32>::from_slice(&[opencv::imgcodecs::IMWRITE_JPEG_QUALITY, 95]);
+    opencv::imgcodecs::imencode(".jpg", &bgr, &mut bytes, &params).map_err(cv("encoding the empty table"))?;
+    Ok(bytes)
 }
 
 /// Rounds to three decimals so that ground truth is compact and stable.
