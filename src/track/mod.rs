@@ -1338,3 +1338,55 @@ struct TrackChanges {
     identified: Option<(Card, Option<Card>)>,
     left: Option<TableZone>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calib::{layout, Polygon};
+    use crate::rules::RulesetId;
+    use std::path::Path;
+
+    fn tracker() -> (Tracker, TableGeometry) {
+        let c =
+            layout::simulated_calibration(RulesetId::Fortune3cp2025, "T1", 1920, 1080, &layout::default_pose(), None);
+        let g = c.validate(Path::new("mem.json")).expect("valid");
+        (Tracker::new(Ruleset::new(RulesetId::Fortune3cp2025), &g, TrackerOptions::default()).expect("ok"), g)
+    }
+
+    fn back_at(g: &TableGeometry, p: Point) -> CardObservation {
+        let [w, h] = g.calibration.card_size_mm;
+        let v = Polygon::rect(p, w, h, 0.0).0;
+        let q: Vec<Point> = v.iter().map(|&t| g.table_to_image(t).expect("on camera")).collect();
+        CardObservation { face: ObservedFace::Back, confidence: 0.9, face_up: false, quad: [q[0], q[1], q[2], q[3]] }
+    }
+
+    fn started(events: &[TrackEvent]) -> bool {
+        events.iter().any(|e| matches!(e.kind, TrackEventKind::RoundStarted { .. }))
+    }
+
+    /// The demo's round opened at frame 1, before any bet, on the top card showing in the
+    /// shuffler's outlet: every hand was then flagged as dealt without a bet.
+    #[test]
+    fn a_card_resting_outside_every_zone_starts_no_round_until_it_moves() {
+        let (mut t, g) = tracker();
+        // a spot between the chip rack and the shuffler, in no zone
+        let still = Point::new(380.0, 80.0);
+        assert!(t.zone_of(still).is_none());
+        let frame = |n: u64, p: Point| FrameObservations {
+            frame: n,
+            time_ms: n as f64 * 1000.0 / 30.0,
+            cards: vec![back_at(&g, p)],
+            spots: vec![],
+        };
+        for n in 0..60 {
+            assert!(!started(&t.push(&frame(n, still))), "frame {n}");
+        }
+        // dealt: it leaves that spot
+        let mut any = false;
+        for n in 60..80 {
+            let p = Point::new(still.x - 8.0 * (n - 59) as f64, still.y + 6.0 * (n - 59) as f64);
+            any |= started(&t.push(&frame(n, p)));
+        }
+        assert!(any, "a card moving out starts the round");
+    }
+}
