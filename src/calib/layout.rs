@@ -41,6 +41,14 @@ pub fn seats_of(rs: &Ruleset) -> u8 {
     }
 }
 
+/// Whether the Progressive bet has no spot of its own but shares the Six Card Bonus spot (the
+/// additional bets share one spot nearest the dealer, fortune3cp-2025 Art. 5(3)–(4)): chips
+/// there may be either bet, so a camera cannot tell a Progressive bet.
+pub fn progressive_shares_spot(rs: &Ruleset) -> bool {
+    let bets: Vec<BetKind> = rs.bet_spots.iter().map(|(b, _)| *b).collect();
+    bets.contains(&BetKind::Progressive) && bets.contains(&BetKind::SixCardBonus)
+}
+
 /// The zones of a ruleset's standard table.
 pub fn standard_zones(ruleset: RulesetId) -> Vec<Zone> {
     let rs = Ruleset::new(ruleset);
@@ -51,7 +59,7 @@ pub fn standard_zones(ruleset: RulesetId) -> Vec<Zone> {
     // the additional bets share one spot nearest the dealer.
     let mut spots: Vec<BetKind> = Vec::new();
     for (bet, _) in &rs.bet_spots {
-        let merged = *bet == BetKind::Progressive && spots.contains(&BetKind::SixCardBonus);
+        let merged = *bet == BetKind::Progressive && progressive_shares_spot(&rs);
         if !merged {
             spots.push(*bet);
         }

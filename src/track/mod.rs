@@ -131,7 +131,10 @@ pub struct TrackerOptions {
     /// removal is reported only when this window has passed.
     pub revive_frames: u32,
     /// Frames without a card arriving or moving after which the deal is over
-    /// even if fewer cards than prescribed came.
+    /// even if fewer cards than prescribed came. A dealer fetching the next
+    /// packet from a shuffler pauses about a second, and the packet in flight
+    /// is often not seen (blurred, in the dealer's hand); longer, and a card
+    /// turned up at the decisions would be taken as dealt face up.
     pub deal_idle_frames: u32,
     /// Frames without activity after the prescribed number of cards arrived
     /// before the deal is over (a further card may still be on its way).
@@ -158,7 +161,7 @@ impl Default for TrackerOptions {
             occlusion_frames: 20,
             lost_moving_frames: 5,
             revive_frames: 30,
-            deal_idle_frames: 24,
+            deal_idle_frames: 32,
             deal_settle_frames: 6,
             empty_table_frames: 6,
         }
@@ -534,7 +537,12 @@ impl Tracker {
             TableZone::Seat(s) => Some(*s),
             _ => None,
         }));
-        let progressive = chips.iter().any(|s| s.bet == BetKind::Progressive);
+        // Where the Progressive shares the Six Card Bonus spot a camera cannot
+        // tell it (layout::progressive_shares_spot): its community cards may
+        // come, and the deal is over by count only once they did (or by idling).
+        let progressive = chips.iter().any(|s| s.bet == BetKind::Progressive)
+            || (crate::calib::layout::progressive_shares_spot(&self.rs)
+                && chips.iter().any(|s| s.bet == BetKind::SixCardBonus));
         let community = if progressive { u32::from(self.rs.community_cards) } else { 0 };
         (seats.len() as u32 + 1) * per + community
     }

@@ -185,11 +185,23 @@ impl Verifier {
         seats
     }
 
-    fn progressive_present(&self, r: &RoundRec) -> bool {
-        if r.hinted_wagers.is_empty() {
-            r.chips_at_start.iter().any(|s| s.bet == BetKind::Progressive)
+    /// Whether a Progressive bet is on the table: `None` when the camera cannot
+    /// tell. Where the Progressive shares its spot with the other additional
+    /// bet (fortune3cp-2025 Art. 5(3)–(4); `layout::progressive_shares_spot`),
+    /// chips on that spot may be either bet, and only the backend knows.
+    fn progressive_present(&self, r: &RoundRec) -> Option<bool> {
+        if !r.hinted_wagers.is_empty() {
+            return Some(r.hinted_wagers.values().flatten().any(|w| w.bet == BetKind::Progressive));
+        }
+        if r.chips_at_start.iter().any(|s| s.bet == BetKind::Progressive) {
+            return Some(true);
+        }
+        let shared = crate::calib::layout::progressive_shares_spot(&self.rs)
+            && r.chips_at_start.iter().any(|s| s.bet == BetKind::SixCardBonus);
+        if shared {
+            None
         } else {
-            r.hinted_wagers.values().flatten().any(|w| w.bet == BetKind::Progressive)
+            Some(false)
         }
     }
 
@@ -452,16 +464,22 @@ impl Verifier {
                 .map(|first| (0..8u8).map(|i| (TableZone::Seat((first - 1 + 8 - i) % 8 + 1), per)).collect())
                 .collect();
         }
-        let progressive = self.progressive_present(r);
+        // Unknown Progressive: the deal with and without the community cards.
+        let progressive: &[bool] = match self.progressive_present(r) {
+            Some(true) => &[true],
+            Some(false) => &[false],
+            None => &[false, true],
+        };
         self.rs
             .dealing
             .iter()
             .filter(|p| r.mode_hint.map_or(true, |m| m == p.mode))
-            .filter_map(|p| {
+            .flat_map(|p| progressive.iter().map(move |&pr| (p.mode, pr)))
+            .filter_map(|(mode, progressive_present)| {
                 let req = DealRequest {
-                    mode: p.mode,
+                    mode,
                     seats_with_bets: seats.clone(),
-                    progressive_present: progressive,
+                    progressive_present,
                     shuffler_gives_three_for_community: false,
                     sangong: None,
                 };
@@ -518,7 +536,8 @@ impl Verifier {
         let n = Self::zone_count(r, zone);
         match zone {
             TableZone::Community => {
-                let allowed = if self.progressive_present(r) { self.rs.community_cards as usize } else { 0 };
+                let allowed =
+                    if self.progressive_present(r) == Some(false) { 0 } else { self.rs.community_cards as usize };
                 if n > allowed {
                     let detail = format!("{n} community cards where {allowed} are dealt");
                     self.raise(IrregularityKind::WrongCommunityCards, None, frame, t, detail, None, out);
@@ -696,8 +715,14 @@ impl Verifier {
                 short.push((None, format!("the dealer has {n} cards where {per} are dealt")));
             }
         }
-        let community_short =
-            self.progressive_present(r) && Self::zone_count(r, TableZone::Community) < self.rs.community_cards as usize;
+        // With the Progressive unknown, none or all of the community cards are
+        // both a legal deal; a part of them is not.
+        let community = Self::zone_count(r, TableZone::Community);
+        let community_short = community < self.rs.community_cards as usize
+            && match self.progressive_present(r) {
+                Some(p) => p,
+                None => community > 0,
+            };
         for (seat, detail) in short {
             self.raise(IrregularityKind::WrongCardCount, seat, frame, t, detail, None, out);
         }
