@@ -1060,6 +1060,20 @@ fn markdown(r: &Report) -> String {
     s
 }
 
+/// The image an error was made on: an image file, or `VIDEO#frame=N` for a session's frame (the
+/// session evaluation names its frames so); `None` when it cannot be read back.
+fn error_image(path: &Path) -> Option<Mat> {
+    let text = path.to_string_lossy();
+    let Some((video, frame)) = text.rsplit_once("#frame=") else {
+        return load_image(path).ok();
+    };
+    let frame: f64 = frame.parse().ok()?;
+    let mut cap = opencv::videoio::VideoCapture::from_file_def(video).ok()?;
+    cap.set(opencv::videoio::CAP_PROP_POS_FRAMES, frame).ok()?;
+    let mut img = Mat::default();
+    (cap.read(&mut img).ok()? && !img.empty()).then_some(img)
+}
+
 /// Draws up to [`WORST_TILES`] error cases, worst first, as a grid of labelled crops.
 pub fn worst_errors_grid(errors: &mut [ErrorCase]) -> Result<Mat, RecognizeError> {
     errors.sort_by(|a, b| b.severity.total_cmp(&a.severity));
@@ -1088,7 +1102,7 @@ pub fn worst_errors_grid(errors: &mut [ErrorCase]) -> Result<Mat, RecognizeError
     let mut cache: Option<(PathBuf, Mat)> = None;
     for (k, e) in errors.iter().take(n).enumerate() {
         if !matches!(&cache, Some((p, _)) if *p == e.image) {
-            let Ok(img) = load_image(&e.image) else { continue };
+            let Some(img) = error_image(&e.image) else { continue };
             cache = Some((e.image.clone(), img));
         }
         let Some((_, img)) = &cache else { continue };
