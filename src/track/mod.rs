@@ -538,11 +538,10 @@ impl Tracker {
             _ => None,
         }));
         // Where the Progressive shares the Six Card Bonus spot a camera cannot
-        // tell it (layout::progressive_shares_spot): its community cards may
-        // come, and the deal is over by count only once they did (or by idling).
-        let progressive = chips.iter().any(|s| s.bet == BetKind::Progressive)
-            || (crate::calib::layout::progressive_shares_spot(&self.rs)
-                && chips.iter().any(|s| s.bet == BetKind::SixCardBonus));
+        // tell it (layout::progressive_shares_spot) and its community cards are
+        // not counted on: waiting for them would hold the deal open into the
+        // players' decisions, and cards turned then would read as dealt face up.
+        let progressive = chips.iter().any(|s| s.bet == BetKind::Progressive);
         let community = if progressive { u32::from(self.rs.community_cards) } else { 0 };
         (seats.len() as u32 + 1) * per + community
     }

@@ -716,13 +716,11 @@ impl Verifier {
             }
         }
         // With the Progressive unknown, none or all of the community cards are
-        // both a legal deal; a part of them is not.
-        let community = Self::zone_count(r, TableZone::Community);
-        let community_short = community < self.rs.community_cards as usize
-            && match self.progressive_present(r) {
-                Some(p) => p,
-                None => community > 0,
-            };
+        // both a legal deal. A part of them is not, but the deal's end is then
+        // decided before they are due (the tracker does not wait for them), so
+        // it is not judged here: NOT YET flagged without the backend's wagers.
+        let community_short = self.progressive_present(r) == Some(true)
+            && Self::zone_count(r, TableZone::Community) < self.rs.community_cards as usize;
         for (seat, detail) in short {
             self.raise(IrregularityKind::WrongCardCount, seat, frame, t, detail, None, out);
         }
