@@ -173,7 +173,11 @@ fn evidence_frame(
         IrregularityKind::WrongDealOrder if !hints && sangong_order_legal_for_some_dice(&rs, &r.plan) => None,
         IrregularityKind::WrongDealOrder => Some(end(deals_after(f.visible_from_action)[1])),
         IrregularityKind::WrongCardCount => {
+            // The San Gong banker's place is a seat (sangong-1996 Art. 3(1)) whose
+            // cards the plan keeps as the dealer's.
+            let banker = r.plan.sangong.map(|g| g.banker);
             let short = match f.seat {
+                Some(s) if Some(s) == banker => r.plan.round.dealer.len() < n,
                 Some(s) => r.plan.round.hands.iter().any(|h| h.seat == s && h.cards.len() < n),
                 None => r.plan.round.dealer.len() < n,
             };
