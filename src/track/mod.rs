@@ -598,9 +598,19 @@ impl Tracker {
         // the view in flight (see `birth_gate_mm`); during the deal cards
         // come out of the shoe.
         let after_deal = matches!(self.phase, RoundPhase::Decisions | RoundPhase::Reveal);
+        let dealing = matches!(self.phase, RoundPhase::Dealing | RoundPhase::WaitingForBets);
+        let resting_gate = DUPLICATE_SHARE * self.geometry.calibration.card_size_mm[0];
         for (ti, t) in self.tracks.iter().enumerate() {
             let pred = t.predicted();
-            let gate = self.opts.gate_mm + self.opts.gate_per_speed * t.speed();
+            let mut gate = self.opts.gate_mm + self.opts.gate_per_speed * t.speed();
+            if dealing && t.arrived && t.zone.is_some() && t.speed() <= self.opts.settle_speed_mm {
+                // During the deal a card at rest in its hand stays where it
+                // lies; a detection farther off than two cards ever lie (the
+                // next card landing on it, which hides it) is another card,
+                // else that card takes over its track and the hand is counted
+                // a card short.
+                gate = gate.min(resting_gate);
+            }
             // A card seen once, in the last frame: its speed is unknown.
             let newborn = !t.confirmed && t.hits == 1 && t.missed == 0 && after_deal && !self.near_shoe(t.born);
             for (oi, (p, _)) in points.iter().enumerate() {
