@@ -949,8 +949,13 @@ impl Tracker {
         let step = [p.x - t.pos.x, p.y - t.pos.y];
         let frames = f64::from(t.missed + 1);
         let step_speed = step[0].hypot(step[1]) / frames;
-        // Smoothed velocity: detections jitter by a few millimetres.
-        t.vel = [0.5 * t.vel[0] + 0.5 * step[0] / frames, 0.5 * t.vel[1] + 0.5 * step[1] / frames];
+        // Smoothed velocity, halving the old estimate's weight per frame (detections
+        // jitter by a few millimetres): after frames without a detection the mean
+        // step over the gap says more than the speed the card had before it. Else
+        // a track seen only now and then (a packet's track left on a card that
+        // another track follows) keeps its flight speed and the deal never idles.
+        let keep = 0.5f64.powf(frames);
+        t.vel = [keep * t.vel[0] + (1.0 - keep) * step[0] / frames, keep * t.vel[1] + (1.0 - keep) * step[1] / frames];
         t.pos = p;
         t.missed = 0;
         t.hits += 1;
