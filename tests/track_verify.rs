@@ -289,8 +289,15 @@ fn hands_with_invisible_cards(g: &TableGeometry, r: &RoundTruth) -> BTreeSet<Opt
             *seen_at_rest.entry(c.id).or_default() |= !covered && !under_hand && at_rest;
         }
     }
+    // Only the deal that stands counts: a partial deal collected before a
+    // redeal (a shuffler failure) is void, its cards no hand's.
+    let redeal = r.plan.actions.iter().enumerate().rev().find_map(|(i, st)| {
+        let collect = matches!(st.action, Action::Collect { .. });
+        let dealt_after = r.plan.actions[i..].iter().any(|a| matches!(a.action, Action::Deal { .. }));
+        (collect && dealt_after).then_some(i)
+    });
     let mut out = BTreeSet::new();
-    for st in &r.plan.actions {
+    for st in &r.plan.actions[redeal.unwrap_or(0)..] {
         if let Action::Deal { cards, to, .. } = &st.action {
             for c in cards {
                 if seen_at_rest.get(&c.id) == Some(&false) {
