@@ -173,7 +173,11 @@ fn evidence_frame(
         IrregularityKind::WrongDealOrder if !hints && sangong_order_legal_for_some_dice(&rs, &r.plan) => None,
         IrregularityKind::WrongDealOrder => Some(end(deals_after(f.visible_from_action)[1])),
         IrregularityKind::WrongCardCount => {
+            // The San Gong banker's place is a seat (sangong-1996 Art. 3(1)) whose
+            // cards the plan keeps as the dealer's.
+            let banker = r.plan.sangong.map(|g| g.banker);
             let short = match f.seat {
+                Some(s) if Some(s) == banker => r.plan.round.dealer.len() < n,
                 Some(s) => r.plan.round.hands.iter().any(|h| h.seat == s && h.cards.len() < n),
                 None => r.plan.round.dealer.len() < n,
             };
@@ -298,10 +302,54 @@ fn invisible_deliveries(g: &TableGeometry, r: &RoundTruth) -> Vec<Position> {
             *seen_at_rest.entry(c.id).or_default() |= !covered && !under_hand && at_rest;
         }
     }
+    // Only the deal that stands counts: a partial deal collected before a
+    // redeal (a shuffler failure) is void, its cards no hand's.
+    let redeal = r.plan.actions.iter().enumerate().rev().find_map(|(i, st)| {
+        let collect = matches!(st.action, Action::Collect { .. });
+        let dealt_after = r.plan.actions[i..].iter().any(|a| matches!(a.action, Action::Deal { .. }));
+        (collect && dealt_after).then_some(i)
+    });
     let mut out = Vec::new();
-    for st in &r.plan.actions {
+    for st in &r.plan.actions[redeal.unwrap_or(0)..] {
         if let Action::Deal { cards, to, .. } = &st.action {
             out.extend(cards.iter().filter(|c| seen_at_rest.get(&c.id) == Some(&false)).map(|_| *to));
+        }
+    }
+    out
+}
+
+/// Hands (`None`: the dealer's; a San Gong banker's is its place) holding a
+/// card that the noise model never lets the detector read: never face up,
+/// still and in view for `identity_votes` frames (the tests of `observe`), e.g.
+/// a card that a card dealt after it covers for the rest of the round. No
+/// camera can read it; an outcome it decides is unverified, not wrong.
+fn hands_with_unreadable_cards(g: &TableGeometry, r: &RoundTruth) -> BTreeSet<Option<u8>> {
+    let [cw, _] = g.calibration.card_size_mm;
+    let votes = TrackerOptions::default().identity_votes;
+    let mut shown: BTreeMap<u32, u32> = BTreeMap::new();
+    for st in &r.states {
+        for (i, c) in st.cards.iter().enumerate() {
+            let covered = st.cards[i + 1..].iter().any(|o| o.center_mm.dist(c.center_mm) < 0.45 * cw);
+            let under_hand = st.hands.iter().any(|h| h.position_mm.dist(c.center_mm) < 45.0);
+            let still = c.velocity_mm[0].hypot(c.velocity_mm[1]) <= 15.0;
+            let n = shown.entry(c.id).or_default();
+            if c.face_up && !covered && !under_hand && still && c.width_scale >= 0.6 {
+                *n += 1;
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    for st in &r.plan.actions {
+        if let Action::Deal { cards, to, .. } = &st.action {
+            for c in cards {
+                if shown.get(&c.id).copied().unwrap_or(0) < votes {
+                    match *to {
+                        Position::Seat(s) => out.insert(Some(s.0)),
+                        Position::Dealer => out.insert(None),
+                        _ => false,
+                    };
+                }
+            }
         }
     }
     out
@@ -337,6 +385,22 @@ fn check_flags(id: RulesetId, geometry: &TableGeometry, r: &RoundTruth, evs: &[E
             None => problems.push(format!("missing {k}")),
         }
     }
+    // A hand holding a card no camera ever sees at rest shows one card short:
+    // its wrong count flag is what the table shows (as in the clean rounds,
+    // see `hands_with_invisible_cards`), raised once the deal is over.
+    let rs = Ruleset::new(id);
+    if let Some(rule) = rs.irregularity(IrregularityKind::WrongCardCount) {
+        for seat in hands_with_invisible_cards(geometry, r) {
+            let k = key(rule.kind, seat, &serde_json::to_value(rule.consequence).unwrap(), &rule.citation.to_string());
+            if want.contains(&k) {
+                continue;
+            }
+            if !got.iter().any(|(g, _)| key(g.irregularity, g.seat, &g.consequence, &g.citation) == k) {
+                problems.push(format!("missing {k} (a card never visible)"));
+            }
+            want.push(k);
+        }
+    }
     for (g, frame) in &got {
         let k = key(g.irregularity, g.seat, &g.consequence, &g.citation);
         if !want.contains(&k) {
@@ -346,7 +410,14 @@ fn check_flags(id: RulesetId, geometry: &TableGeometry, r: &RoundTruth, evs: &[E
     problems
 }
 
-// Every run passes (was 3, 11, 116, 246 of 348 wrong). Fixed on the way: fold
+/// A count of seeds or sessions, widened for a slower check, e.g.
+/// `TV_SEEDS=24 TV_CLEAN_SESSIONS=40 cargo test --release --test track_verify`.
+fn wide(var: &str, default: u64) -> u64 {
+    std::env::var(var).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+// Every run passes over 12 seeds, 1392 runs (was 3, 11, 116, 246 of 348 wrong
+// over 3 seeds; then 22 of 1392). Fixed on the way: fold
 // collections read as removals, a late-collected card of the void deal
 // abandoning the redeal; the simulator's redeal after a shuffler failure landing
 // past the ends of the hand zones, stale tracks of the void deal taking the
@@ -360,7 +431,12 @@ fn check_flags(id: RulesetId, geometry: &TableGeometry, r: &RoundTruth, evs: &[E
 // is seen to slow down where it lands); a San Gong skipped place without the
 // dice hint: the order served is the one another dice total prescribes, so no
 // camera can see the order breach (Art. 2(2)), only the short count (the
-// harness no longer expects it, see `sangong_order_legal_for_some_dice`).
+// harness no longer expects it, see `sangong_order_legal_for_some_dice`); a
+// San Gong banker's count and duplicate flags named the dealer, not the
+// banker's place (Art. 3(1)); a card landing on a card at rest during the deal
+// took over its track. A hand holding a card that the simulator stacks under
+// another for the whole round shows one card short: its count flag is
+// expected, as in the clean rounds (`hands_with_invisible_cards`).
 #[test]
 fn every_scenario_raises_exactly_its_flags_in_time() {
     let mut failures = Vec::new();
@@ -371,7 +447,7 @@ fn every_scenario_raises_exactly_its_flags_in_time() {
             if !sc.applies_to(&rs) || sc == Scenario::Clean {
                 continue;
             }
-            for seed in 0..3u64 {
+            for seed in 0..wide("TV_SEEDS", 12) {
                 let s = session(id, &[sc], 1000 + 37 * seed + k as u64, Noise::realistic());
                 for hints in [false, true] {
                     let run = run(&s, id, hints);
@@ -394,6 +470,7 @@ fn every_scenario_raises_exactly_its_flags_in_time() {
             }
         }
     }
+    eprintln!("{checked} scenario runs checked");
     assert!(failures.is_empty(), "{} of {checked} runs wrong:\n{}", failures.len(), failures.join("\n"));
 }
 
@@ -439,19 +516,21 @@ fn compare_outcome(
     None
 }
 
-// Passes over these 250 rounds. Over 1000 (20 sessions per ruleset) one round
-// still fails: stud-2004 seed 18 round 7, a card landing on a still card takes
-// over its track, so the hand is seen one card short (wrong_card_count).
+// Passes over these 1000 rounds. Fixed on the way: a card landing on a still
+// card took over its track (stud-2004 seed 18 round 7: the hand seen one card
+// short); that hidden card stays under the next for the rest of the round, so
+// no camera reads it and the outcome is unverified, which
+// `hands_with_unreadable_cards` explains.
 #[test]
 fn clean_rounds_raise_nothing_and_settle_as_planned() {
-    // 50 rounds per ruleset: 5 sessions of 10 rounds, alternately with and without backend hints.
+    // 200 rounds per ruleset: 20 sessions of 10 rounds, alternately with and without backend hints.
     let mut failures = Vec::new();
     let mut verified = 0;
     let mut total = 0;
     // Rounds in which the simulator stacks a dealt card under another for the whole round.
     let mut stacked = 0;
     for id in RulesetId::ALL {
-        for seed in 0..5u64 {
+        for seed in 0..wide("TV_CLEAN_SESSIONS", 20) {
             let s = session(id, &[Scenario::Clean; 10], 500 + seed, Noise::realistic());
             let hints = seed % 2 == 0;
             let run = run(&s, id, hints);
@@ -515,18 +594,45 @@ fn clean_rounds_raise_nothing_and_settle_as_planned() {
                                 failures.push(format!("{what}: unverified and wrong: {p}"));
                             }
                         }
-                        if hints {
-                            failures.push(format!("{what}: unverified with hints: {:?}", o.verification.reasons));
+                        // Only what no camera can see leaves an outcome
+                        // unverified, and the reasons say which: a card no
+                        // camera can read (they name its hand) or, without
+                        // hints, a Q Poker fold that keeps its cards on the
+                        // table (a Pair Plus bet).
+                        let unreadable = hands_with_unreadable_cards(&s.geometry, r);
+                        let banker = r.plan.sangong.map(|g| g.banker.0);
+                        let explained = |reason: &String| {
+                            let hand = reason.strip_suffix(" never seen face up").and_then(|x| {
+                                if x.starts_with("dealer card ") {
+                                    Some(banker)
+                                } else {
+                                    x.strip_prefix("seat ")?.split(' ').next()?.parse::<u8>().ok().map(Some)
+                                }
+                            });
+                            hand.is_some_and(|h| unreadable.contains(&h))
+                        };
+                        let unseen_fold = |reason: &String| {
+                            !hints
+                                && id == RulesetId::Qpoker2004
+                                && (reason.ends_with("(a Q Poker fold shows only when the cards are collected)")
+                                    || reason.ends_with("bets that depend on the unseen decision are not settled"))
+                        };
+                        let reasons = &o.verification.reasons;
+                        if reasons.is_empty() || !reasons.iter().all(|x| explained(x) || unseen_fold(x)) {
+                            failures.push(format!("{what}: unverified: {reasons:?}"));
                         }
                     }
                 }
             }
         }
     }
+    eprintln!("{verified} of {total} clean rounds verified, {stacked} with a card no camera can see");
     assert!(failures.is_empty(), "{} problems:\n{}", failures.len(), failures.join("\n"));
     assert!(stacked * 100 <= total, "{stacked} of {total} clean rounds have a card no camera can see");
-    // Without hints a Q Poker fold with a Pair Plus bet is invisible; everything else verifies.
-    assert!(verified * 10 >= total * 9, "only {verified} of {total} clean rounds verified");
+    // Every unverified round is explained above (a Q Poker fold without hints,
+    // a card no camera can read): a share of verified rounds would depend on
+    // how many Q Poker rounds lack hints (10 % of the rounds here).
+    assert!(verified > 0, "no clean round verified");
 }
 
 /// What a camera sees of fortune3cp-2025's bets: the Progressive shares the Six Card Bonus spot

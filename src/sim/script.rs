@@ -472,7 +472,13 @@ pub fn plan_round(
         first_visible.insert(K::WrongDealOrder, (first_action_of(&p.actions, 0), None));
     }
     if matches!(scenario, Scenario::FourCardsToAHand | Scenario::TwoCardsToDealer) {
-        let seat = if scenario == Scenario::FourCardsToAHand { plan.last().and_then(|d| seat_of(d.to)) } else { None };
+        // The San Gong banker's hand is a place like the others, named by its
+        // number (sangong-1996 Art. 3(1), docs/events.md); the dealer's is not.
+        let seat = if scenario == Scenario::FourCardsToAHand {
+            plan.last().and_then(|d| seat_of(d.to))
+        } else {
+            sangong.map(|g| g.banker)
+        };
         first_visible.insert(K::WrongCardCount, (deal_end - 1, seat));
     }
     if scenario == Scenario::ShufflerFailure {

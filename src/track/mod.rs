@@ -608,9 +608,19 @@ impl Tracker {
         // the view in flight (see `birth_gate_mm`); during the deal cards
         // come out of the shoe.
         let after_deal = matches!(self.phase, RoundPhase::Decisions | RoundPhase::Reveal);
+        let dealing = matches!(self.phase, RoundPhase::Dealing | RoundPhase::WaitingForBets);
+        let resting_gate = DUPLICATE_SHARE * self.geometry.calibration.card_size_mm[0];
         for (ti, t) in self.tracks.iter().enumerate() {
             let pred = t.predicted();
-            let gate = self.opts.gate_mm + self.opts.gate_per_speed * t.speed();
+            let mut gate = self.opts.gate_mm + self.opts.gate_per_speed * t.speed();
+            if dealing && t.arrived && t.zone.is_some() && t.speed() <= self.opts.settle_speed_mm {
+                // During the deal a card at rest in its hand stays where it
+                // lies; a detection farther off than two cards ever lie (the
+                // next card landing on it, which hides it) is another card,
+                // else that card takes over its track and the hand is counted
+                // a card short.
+                gate = gate.min(resting_gate);
+            }
             // A card seen once, in the last frame: its speed is unknown.
             let newborn = !t.confirmed && t.hits == 1 && t.missed == 0 && after_deal && !self.near_shoe(t.born);
             for (oi, (p, _)) in points.iter().enumerate() {
@@ -954,8 +964,13 @@ impl Tracker {
         let step = [p.x - t.pos.x, p.y - t.pos.y];
         let frames = f64::from(t.missed + 1);
         let step_speed = step[0].hypot(step[1]) / frames;
-        // Smoothed velocity: detections jitter by a few millimetres.
-        t.vel = [0.5 * t.vel[0] + 0.5 * step[0] / frames, 0.5 * t.vel[1] + 0.5 * step[1] / frames];
+        // Smoothed velocity, halving the old estimate's weight per frame (detections
+        // jitter by a few millimetres): after frames without a detection the mean
+        // step over the gap says more than the speed the card had before it. Else
+        // a track seen only now and then (a packet's track left on a card that
+        // another track follows) keeps its flight speed and the deal never idles.
+        let keep = 0.5f64.powf(frames);
+        t.vel = [keep * t.vel[0] + (1.0 - keep) * step[0] / frames, keep * t.vel[1] + (1.0 - keep) * step[1] / frames];
         t.pos = p;
         t.missed = 0;
         t.hits += 1;

@@ -418,6 +418,11 @@ impl Verifier {
         }
     }
 
+    /// The `seat` of a flag about a hand in `zone`. The San Gong banker's hand
+    /// is a place, numbered like the others (sangong-1996 Art. 3(1): eight
+    /// places "incluindo o do banqueiro"; the croupier holds no hand), so its
+    /// flags name that place, with or without the dice hint that tells which
+    /// place banks; only the dealer's own hand (other games) is `None`.
     fn seat_of_zone(zone: TableZone) -> Option<u8> {
         match zone {
             TableZone::Seat(s) => Some(s),
@@ -544,7 +549,7 @@ impl Verifier {
                 }
             }
             _ if n > per => {
-                let seat = if Some(zone) == dealer { None } else { Self::seat_of_zone(zone) };
+                let seat = Self::seat_of_zone(zone);
                 let detail = format!("{zone} has {n} cards where {per} are dealt");
                 self.raise(IrregularityKind::WrongCardCount, seat, frame, t, detail, None, out);
             }
@@ -712,7 +717,8 @@ impl Verifier {
         if let Some(d) = dealer {
             let n = Self::zone_count(r, d);
             if n < per {
-                short.push((None, format!("the dealer has {n} cards where {per} are dealt")));
+                let who = if d == TableZone::Dealer { "the dealer".to_string() } else { format!("the banker's {d}") };
+                short.push((Self::seat_of_zone(d), format!("{who} has {n} cards where {per} are dealt")));
             }
         }
         // With the Progressive unknown, none or all of the community cards are
@@ -760,8 +766,7 @@ impl Verifier {
                 .map(|(_, c)| (c.home, c.arrival_frame));
             if let Some((other_home, other_arrival)) = twin {
                 let later = if (arrival, track) >= (other_arrival, 0) { home } else { other_home };
-                let dealer = self.dealer_zone(r);
-                let seat = if Some(later) == dealer { None } else { Self::seat_of_zone(later) };
+                let seat = Self::seat_of_zone(later);
                 let detail = format!("{card} seen twice in a single-deck game ({other_home} and {home})");
                 self.raise(IrregularityKind::DuplicateCard, seat, frame, t, detail, None, out);
             }
