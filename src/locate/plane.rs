@@ -178,21 +178,7 @@ impl PlaneFinder {
             }
         }
         // Printed layout lines are thinner than this; cards are far wider.
-        let k = ((0.09 * self.card_mm[0] * self.scale).round() as i32).max(3) | 1;
-        let kernel = imgproc::get_structuring_element(imgproc::MORPH_ELLIPSE, Size::new(k, k), CvPoint::new(-1, -1))
-            .map_err(cv("kernel"))?;
-        let mut opened = Mat::default();
-        imgproc::morphology_ex(
-            &fg,
-            &mut opened,
-            imgproc::MORPH_OPEN,
-            &kernel,
-            CvPoint::new(-1, -1),
-            1,
-            core::BORDER_CONSTANT,
-            Scalar::all(0.0),
-        )
-        .map_err(cv("open"))?;
+        let opened = open_disc(&fg, 0.09 * self.card_mm[0] * self.scale, "open")?;
         if let Ok(dir) = std::env::var("TABLECAM_PLANE_DEBUG") {
             // For tuning on a new table: the rectified plane and what was taken as not felt.
             let _ = opencv::imgcodecs::imwrite_def(format!("{dir}/plane.png"), &plane);
@@ -354,21 +340,7 @@ impl PlaneFinder {
         )
         .map_err(cv("necks"))?;
         let roi = Mat::roi(&only, r).map_err(cv("necks"))?;
-        let k = (neck.round() as i32).max(3) | 1;
-        let kernel = imgproc::get_structuring_element(imgproc::MORPH_ELLIPSE, Size::new(k, k), CvPoint::new(-1, -1))
-            .map_err(cv("necks"))?;
-        let mut opened = Mat::default();
-        imgproc::morphology_ex(
-            &roi,
-            &mut opened,
-            imgproc::MORPH_OPEN,
-            &kernel,
-            CvPoint::new(-1, -1),
-            1,
-            core::BORDER_CONSTANT,
-            Scalar::all(0.0),
-        )
-        .map_err(cv("necks"))?;
+        let opened = open_disc(&roi, neck, "necks")?;
         let mut parts: Vector<Vector<CvPoint>> = Vector::new();
         imgproc::find_contours(
             &opened,
@@ -454,6 +426,27 @@ impl PlaneFinder {
         }
         Ok(if n == 0 { 0.0 } else { f64::from(wsum) / f64::from(n) })
     }
+}
+
+/// `mask` opened with a disc `diameter` plane pixels wide (odd, at least 3): what is narrower
+/// goes.
+fn open_disc(mask: &impl core::ToInputArray, diameter: f64, context: &'static str) -> Result<Mat, LocateError> {
+    let k = (diameter.round() as i32).max(3) | 1;
+    let kernel = imgproc::get_structuring_element(imgproc::MORPH_ELLIPSE, Size::new(k, k), CvPoint::new(-1, -1))
+        .map_err(cv(context))?;
+    let mut opened = Mat::default();
+    imgproc::morphology_ex(
+        mask,
+        &mut opened,
+        imgproc::MORPH_OPEN,
+        &kernel,
+        CvPoint::new(-1, -1),
+        1,
+        core::BORDER_CONSTANT,
+        Scalar::all(0.0),
+    )
+    .map_err(cv(context))?;
+    Ok(opened)
 }
 
 /// Smallest step (8-bit lightness) that counts as an edge in a row's profile.
