@@ -178,7 +178,8 @@ impl PlaneFinder {
             }
         }
         // Printed layout lines are thinner than this; cards are far wider.
-        let opened = open_disc(&fg, 0.09 * self.card_mm[0] * self.scale, "open")?;
+        let mut opened = open_disc(&fg, 0.09 * self.card_mm[0] * self.scale, "open")?;
+        self.drop_rail(&mut opened)?;
         if let Ok(dir) = std::env::var("TABLECAM_PLANE_DEBUG") {
             // For tuning on a new table: the rectified plane and what was taken as not felt.
             let _ = opencv::imgcodecs::imwrite_def(format!("{dir}/plane.png"), &plane);
@@ -233,7 +234,14 @@ impl PlaneFinder {
                         None => ok = false,
                     }
                 }
-                if !ok {
+                // By the rail, outside every zone (shoe and discard rack included), lie the chip
+                // rack's columns and the dealer's fixtures, not cards: a card passes there only
+                // in flight, and the tracker follows it across a few missed frames.
+                let at = self.plane_to_table(c.0, c.1);
+                if !ok
+                    || (at.y < RAIL_BAND_MM
+                        && !self.geometry.calibration.zones.iter().any(|z| z.polygon_mm.contains(at)))
+                {
                     continue;
                 }
                 let white_share = self.white_share(&white, c, l, s, (ux, uy))?;
@@ -309,6 +317,41 @@ impl PlaneFinder {
             }
         }
         Ok(pieces)
+    }
+
+    /// Clears the dealer's rail from a not-felt mask: the long horizontal band along the table's
+    /// straight edge (table y near 0), which a hand laid near it touches along a whole edge. What
+    /// runs on unbroken for several card widths there is rail; cards are at most a few wide.
+    fn drop_rail(&self, mask: &mut Mat) -> Result<(), LocateError> {
+        let run = (RAIL_RUN_CARDS * self.card_mm[0] * self.scale).round() as i32;
+        let band = ((RAIL_BAND_MM - self.origin.y) * self.scale).round() as i32;
+        let band = band.clamp(0, mask.rows());
+        if band == 0 || run < 3 {
+            return Ok(());
+        }
+        let kernel = imgproc::get_structuring_element(imgproc::MORPH_RECT, Size::new(run, 1), CvPoint::new(-1, -1))
+            .map_err(cv("rail"))?;
+        let top = Mat::roi(mask, core::Rect::new(0, 0, mask.cols(), band))
+            .map_err(cv("rail"))?
+            .try_clone()
+            .map_err(cv("rail"))?;
+        let mut rail = Mat::default();
+        imgproc::morphology_ex(
+            &top,
+            &mut rail,
+            imgproc::MORPH_OPEN,
+            &kernel,
+            CvPoint::new(-1, -1),
+            1,
+            core::BORDER_CONSTANT,
+            Scalar::all(0.0),
+        )
+        .map_err(cv("rail"))?;
+        let mut cleared = Mat::default();
+        core::subtract_def(&top, &rail, &mut cleared).map_err(cv("rail"))?;
+        let mut dst = Mat::roi_mut(mask, core::Rect::new(0, 0, mask.cols(), band)).map_err(cv("rail"))?;
+        cleared.copy_to(&mut dst).map_err(cv("rail"))?;
+        Ok(())
     }
 
     /// Whether plane pixel `c` lies in a zone where cards are laid out in rows (a seat's hand,
@@ -449,6 +492,11 @@ fn open_disc(mask: &impl core::ToInputArray, diameter: f64, context: &'static st
     Ok(opened)
 }
 
+/// Foreground running unbroken this many card widths along the table's straight edge is the rail.
+const RAIL_RUN_CARDS: f64 = 5.0;
+/// How far from the table's straight edge (mm) the rail is looked for.
+const RAIL_BAND_MM: f64 = 80.0;
+
 /// Smallest step (8-bit lightness) that counts as an edge in a row's profile.
 const MIN_EDGE_STEP: f64 = 6.0;
 /// How far (share of a card's width) a card's edge may sit from the regular spacing.
@@ -457,7 +505,7 @@ const ROW_SNAP: f64 = 0.1;
 const ROW_BORDER: f64 = 0.3;
 /// Closest spacing of a row's cards, share of a card's width: dealers spread a hand so that
 /// every index shows, and a tighter comb fits any card's printed border.
-const ROW_MIN_SPACING: f64 = 0.35;
+const ROW_MIN_SPACING: f64 = 0.45;
 
 /// The left sides (plane pixels from the row's start) of the cards of a row `long` pixels long,
 /// cards `cw` wide, from its edge `profile` ([`PlaneFinder::edge_profile`]).
@@ -631,6 +679,31 @@ mod tests {
         for (got, want) in lefts.iter().zip([0.0, 31.0, 62.0]) {
             assert!((got - want).abs() <= 2.0, "{lefts:?}");
         }
+    }
+
+    /// The demo's seat 7 hand touched the dealer's rail along its whole edge and was never found.
+    #[test]
+    fn a_card_touching_the_rail_is_found() {
+        let g = geometry();
+        let (w, h) = (g.calibration.image_width as i32, g.calibration.image_height as i32);
+        let mut img =
+            Mat::new_rows_cols_with_default(h, w, core::CV_8UC3, Scalar::new(40.0, 110.0, 30.0, 0.0)).unwrap();
+        // the rail: a dark band along the table's straight edge, 40 mm deep
+        let rail =
+            [Point::new(-900.0, -10.0), Point::new(900.0, -10.0), Point::new(900.0, 40.0), Point::new(-900.0, 40.0)];
+        let pts: Vector<CvPoint> = rail
+            .iter()
+            .filter_map(|&p| g.table_to_image(p))
+            .map(|p| CvPoint::new(p.x.round() as i32, p.y.round() as i32))
+            .collect();
+        imgproc::fill_convex_poly_def(&mut img, &pts, Scalar::new(20.0, 30.0, 60.0, 0.0)).unwrap();
+        let [_, ch] = g.calibration.card_size_mm;
+        let quad = draw_card(&mut img, &g, Point::new(300.0, 40.0 + ch / 2.0), 0.0, [240.0, 240.0, 240.0]);
+        let found = PlaneFinder::new(&g).unwrap().find(&img).unwrap();
+        let best = found.iter().map(|c| polygon_iou(&c.quad, &quad)).fold(0.0, f64::max);
+        assert!(best >= 0.7, "IoU {best:.2}: {found:?}");
+        // and the rail itself is no card
+        assert_eq!(found.len(), 1, "{found:?}");
     }
 
     #[test]
