@@ -62,6 +62,9 @@ pub struct PlaneFinder {
     table_mask: Mat,
     card_mm: [f64; 2],
     geometry: TableGeometry,
+    /// `TABLECAM_PLANE_DEBUG`, read once: where each frame's plane and mask go, and whether
+    /// shapes and row fits are printed (for tuning on a new table).
+    debug_dir: Option<String>,
 }
 
 impl std::fmt::Debug for PlaneFinder {
@@ -110,6 +113,7 @@ impl PlaneFinder {
             table_mask,
             card_mm: geometry.calibration.card_size_mm,
             geometry: geometry.clone(),
+            debug_dir: std::env::var("TABLECAM_PLANE_DEBUG").ok(),
         })
     }
 
@@ -180,7 +184,7 @@ impl PlaneFinder {
         // Printed layout lines are thinner than this; cards are far wider.
         let mut opened = open_disc(&fg, 0.09 * self.card_mm[0] * self.scale, "open")?;
         self.drop_rail(&mut opened)?;
-        if let Ok(dir) = std::env::var("TABLECAM_PLANE_DEBUG") {
+        if let Some(dir) = &self.debug_dir {
             // For tuning on a new table: the rectified plane and what was taken as not felt.
             let _ = opencv::imgcodecs::imwrite_def(format!("{dir}/plane.png"), &plane);
             let _ = opencv::imgcodecs::imwrite_def(format!("{dir}/not_felt.png"), &opened);
@@ -238,10 +242,7 @@ impl PlaneFinder {
                 // rack's columns and the dealer's fixtures, not cards: a card passes there only
                 // in flight, and the tracker follows it across a few missed frames.
                 let at = self.plane_to_table(c.0, c.1);
-                if !ok
-                    || (at.y < RAIL_BAND_MM
-                        && !self.geometry.calibration.zones.iter().any(|z| z.polygon_mm.contains(at)))
-                {
+                if !ok || (at.y < RAIL_BAND_MM && !self.in_zone(at, |_| true)) {
                     continue;
                 }
                 let white_share = self.white_share(&white, c, l, s, (ux, uy))?;
@@ -271,7 +272,7 @@ impl PlaneFinder {
         let r = imgproc::min_area_rect(&c).map_err(cv("rect"))?;
         let (a, b) = (f64::from(r.size.width), f64::from(r.size.height));
         let (long, short) = (a.max(b), a.min(b));
-        if std::env::var_os("TABLECAM_PLANE_DEBUG").is_some() {
+        if self.debug_dir.is_some() {
             eprintln!("shape at {:?}: {long:.0} x {short:.0}, fill {:.2}", r.center, area / (long * short).max(1.0));
         }
         if long * short <= 0.0 || area / (long * short) < MIN_FILL {
@@ -296,7 +297,7 @@ impl PlaneFinder {
             // but it does not repeat at the hand's spacing.
             let profile = self.edge_profile(lab, centre, (ux, uy), long, short)?;
             let lefts = fit_row(&profile, long, cw);
-            if std::env::var_os("TABLECAM_PLANE_DEBUG").is_some() {
+            if self.debug_dir.is_some() {
                 // for tuning: each row's fit and the profile it came from
                 let p: Vec<i32> = profile.iter().map(|v| *v as i32).collect();
                 eprintln!("row at {centre:?} long {long:.0} cw {cw:.1}: {lefts:.0?}\n  {p:?}");
@@ -329,24 +330,11 @@ impl PlaneFinder {
         if band == 0 || run < 3 {
             return Ok(());
         }
-        let kernel = imgproc::get_structuring_element(imgproc::MORPH_RECT, Size::new(run, 1), CvPoint::new(-1, -1))
-            .map_err(cv("rail"))?;
         let top = Mat::roi(mask, core::Rect::new(0, 0, mask.cols(), band))
             .map_err(cv("rail"))?
             .try_clone()
             .map_err(cv("rail"))?;
-        let mut rail = Mat::default();
-        imgproc::morphology_ex(
-            &top,
-            &mut rail,
-            imgproc::MORPH_OPEN,
-            &kernel,
-            CvPoint::new(-1, -1),
-            1,
-            core::BORDER_CONSTANT,
-            Scalar::all(0.0),
-        )
-        .map_err(cv("rail"))?;
+        let rail = open_with(&top, imgproc::MORPH_RECT, Size::new(run, 1), "rail")?;
         let mut cleared = Mat::default();
         core::subtract_def(&top, &rail, &mut cleared).map_err(cv("rail"))?;
         let mut dst = Mat::roi_mut(mask, core::Rect::new(0, 0, mask.cols(), band)).map_err(cv("rail"))?;
@@ -357,11 +345,14 @@ impl PlaneFinder {
     /// Whether plane pixel `c` lies in a zone where cards are laid out in rows (a seat's hand,
     /// the dealer's hand, the community cards).
     fn in_hand_zone(&self, c: (f64, f64)) -> bool {
-        let p = self.plane_to_table(c.0, c.1);
-        self.geometry.calibration.zones.iter().any(|z| {
-            matches!(z.kind, ZoneKind::Hand { .. } | ZoneKind::DealerHand | ZoneKind::Community)
-                && z.polygon_mm.contains(p)
+        self.in_zone(self.plane_to_table(c.0, c.1), |k| {
+            matches!(k, ZoneKind::Hand { .. } | ZoneKind::DealerHand | ZoneKind::Community)
         })
+    }
+
+    /// Whether table point `p` lies in a zone of a kind `kind` accepts.
+    fn in_zone(&self, p: Point, kind: impl Fn(&ZoneKind) -> bool) -> bool {
+        self.geometry.calibration.zones.iter().any(|z| kind(&z.kind) && z.polygon_mm.contains(p))
     }
 
     /// The parts of shape `c` of `mask` once necks narrower than `neck` plane pixels are opened.
@@ -475,8 +466,17 @@ impl PlaneFinder {
 /// goes.
 fn open_disc(mask: &impl core::ToInputArray, diameter: f64, context: &'static str) -> Result<Mat, LocateError> {
     let k = (diameter.round() as i32).max(3) | 1;
-    let kernel = imgproc::get_structuring_element(imgproc::MORPH_ELLIPSE, Size::new(k, k), CvPoint::new(-1, -1))
-        .map_err(cv(context))?;
+    open_with(mask, imgproc::MORPH_ELLIPSE, Size::new(k, k), context)
+}
+
+/// `mask` opened with a structuring element of OpenCV `shape` (`MORPH_*`) and `size`.
+fn open_with(
+    mask: &impl core::ToInputArray,
+    shape: i32,
+    size: Size,
+    context: &'static str,
+) -> Result<Mat, LocateError> {
+    let kernel = imgproc::get_structuring_element(shape, size, CvPoint::new(-1, -1)).map_err(cv(context))?;
     let mut opened = Mat::default();
     imgproc::morphology_ex(
         mask,
