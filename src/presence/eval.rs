@@ -18,7 +18,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use opencv::core::Mat;
+use opencv::core::{Mat, Vector};
 use opencv::prelude::*;
 use opencv::{imgcodecs, videoio};
 use serde::{Deserialize, Serialize};
@@ -27,7 +27,7 @@ use super::{PresenceConfig, PresenceDetector, PresenceError, SpotState};
 use crate::calib::{Calibration, TableGeometry};
 use crate::rules::{BetKind, RulesetId};
 use crate::sim::render::{Conditions, TableStyle};
-use crate::sim::session::{empty_table_jpeg, simulate, SessionSpec};
+use crate::sim::session::{empty_table_jpeg, simulate, SessionSpec, EMPTY_TABLE_FILE};
 
 /// Errors of the evaluation.
 #[derive(Debug, thiserror::Error)]
@@ -214,14 +214,21 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, EvalError
 /// The empty table of a simulated session as its camera sees it (for a real
 /// table: a frame captured while the table is empty).
 pub fn simulated_empty_reference(dir: &Path, geometry: &TableGeometry) -> Result<Mat, EvalError> {
-    let path = dir.join("session.json");
-    let s: SessionFile = read_json(&path)?;
-    let bad = |message: String| EvalError::Session { path: path.clone(), message };
-    let style =
-        TableStyle::preset(&s.table_style).ok_or_else(|| bad(format!("unknown table style {}", s.table_style)))?;
-    let base = Conditions::preset(&s.conditions).ok_or_else(|| bad(format!("unknown conditions {}", s.conditions)))?;
-    // As a camera delivers it: through (M)JPEG.
-    let bytes = empty_table_jpeg(geometry, &style, &base, s.seed)?;
+    // As a camera delivers it: through (M)JPEG. Sessions the simulator writes now carry it;
+    // older ones have it rendered again from session.json (the same bytes).
+    let bytes = match std::fs::read(dir.join(EMPTY_TABLE_FILE)) {
+        Ok(b) => Vector::<u8>::from_slice(&b),
+        Err(_) => {
+            let path = dir.join("session.json");
+            let s: SessionFile = read_json(&path)?;
+            let bad = |message: String| EvalError::Session { path: path.clone(), message };
+            let style = TableStyle::preset(&s.table_style)
+                .ok_or_else(|| bad(format!("unknown table style {}", s.table_style)))?;
+            let base =
+                Conditions::preset(&s.conditions).ok_or_else(|| bad(format!("unknown conditions {}", s.conditions)))?;
+            empty_table_jpeg(geometry, &style, &base, s.seed)?
+        }
+    };
     imgcodecs::imdecode(&bytes, imgcodecs::IMREAD_COLOR).map_err(cv("decoding the reference"))
 }
 
