@@ -233,6 +233,19 @@ pub fn cut_patch(image: &Mat, rect: PatchRect, out: &mut [f32]) -> Result<(), Cl
 /// up the card lies. `quad` is any convex quadrilateral in [`crate::locate::order_quad`] order.
 pub fn corner_quads(quad: &[Point; 4]) -> [[Point; 4]; 2] {
     let s = if quad[0].dist(quad[1]) <= quad[1].dist(quad[2]) { 0 } else { 1 };
+    corner_views(quad, s)
+}
+
+/// The views of the *other* diagonal: [`corner_quads`] with the quad's long and short sides
+/// taken the other way round. A photo resized without keeping its aspect ratio (or seen at a
+/// steep angle) can make a card's short side look the longer; the uncalibrated recognizer reads
+/// both diagonals and keeps the one that shows an index.
+pub fn corner_quads_turned(quad: &[Point; 4]) -> [[Point; 4]; 2] {
+    let s = if quad[0].dist(quad[1]) <= quad[1].dist(quad[2]) { 1 } else { 0 };
+    corner_views(quad, s)
+}
+
+fn corner_views(quad: &[Point; 4], s: usize) -> [[Point; 4]; 2] {
     let view = |k: usize| [quad[k % 4], quad[(k + 1) % 4], quad[(k + 2) % 4], quad[(k + 3) % 4]];
     [view(s), view(s + 2)]
 }
@@ -740,6 +753,13 @@ mod tests {
             }
             assert_eq!(a[0], b[2]);
             assert_eq!(a[2], b[0]);
+            // the turned views read the other diagonal, starting on a long edge
+            let [c, d] = corner_quads_turned(&quad);
+            for v in [c, d] {
+                assert!(v[0].dist(v[1]) > v[1].dist(v[2]), "first edge is the long side: {v:?}");
+                assert!(v[0] != a[0] && v[0] != b[0], "{v:?} reads a corner of {a:?} / {b:?}");
+            }
+            assert_eq!(c[0], d[2]);
         }
     }
 

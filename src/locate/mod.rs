@@ -16,6 +16,7 @@
 //! the quadrilateral convention ([`order_quad`]) and the polygon helpers.
 pub mod decode;
 pub mod geometry;
+pub mod photo;
 pub mod plane;
 pub mod refine;
 
@@ -59,6 +60,14 @@ pub enum LocateError {
     /// An OpenCV call of the table-plane finder ([`plane`]) failed.
     #[error("table-plane card finder: {context}: {source}")]
     Plane {
+        /// What was being done.
+        context: &'static str,
+        /// OpenCV's error.
+        source: opencv::Error,
+    },
+    /// An OpenCV call of the photo outline finder ([`photo`]) failed.
+    #[error("photo card finder: {context}: {source}")]
+    Photo {
         /// What was being done.
         context: &'static str,
         /// OpenCV's error.

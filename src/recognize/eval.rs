@@ -73,8 +73,9 @@ pub struct EvalArgs {
     /// ONNX Runtime intra-op threads per model.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
-    /// With --calibration/--session: find cards with the locator network instead of measuring
-    /// them on the rectified table plane (the default on calibrated tables, see docs/recognition.md).
+    /// Find cards with the locator network instead of measuring them on the rectified table
+    /// plane (with a calibration) or outlining them in the photo (without; see
+    /// docs/recognition.md).
     #[arg(long)]
     pub network_locator: bool,
     /// Do not read printed indexes smaller than this many pixels (their larger side): such cards
@@ -1206,6 +1207,7 @@ pub fn run_eval(args: &EvalArgs) -> Result<Report, RecognizeError> {
     let options = RecognizerOptions {
         session: SessionOptions { intra_threads: args.threads.max(1) },
         table_plane: !args.network_locator,
+        photo_outlines: !args.network_locator,
         min_index_px: args.min_index_px,
         ..RecognizerOptions::default()
     };

@@ -36,7 +36,7 @@ use serde::Serialize;
 use crate::calib::{layout, Point, Polygon, TableGeometry};
 pub use crate::classify::CardIdentity;
 use crate::classify::{self, Classifier, ClassifyError, PatchKind};
-use crate::locate::geometry::{box_quad, min_area_rect};
+use crate::locate::geometry::{box_quad, intersect_convex, min_area_rect, polygon_area};
 use crate::locate::{self, order_quad, LocateError, Locator, Quad, RotatedRect};
 use crate::onnx::SessionOptions;
 
@@ -163,6 +163,9 @@ pub struct RecognizerOptions {
     /// card is reported face up and `unknown`. Rank and suit in fewer pixels are guesses, and a
     /// misread costs far more than a no-read (the tracker waits for a better frame).
     pub min_index_px: f64,
+    /// Without a calibration, find cards as outlines in the photo ([`locate::photo`]) read by a
+    /// card-corner classifier, instead of running the locator network.
+    pub photo_outlines: bool,
 }
 
 /// The default [`RecognizerOptions::min_index_px`]; docs/recognition.md gives the measurement.
@@ -182,6 +185,7 @@ impl Default for RecognizerOptions {
             refine_edges: true,
             table_plane: true,
             min_index_px: MIN_INDEX_PX,
+            photo_outlines: true,
         }
     }
 }
@@ -500,6 +504,12 @@ impl Recognizer {
                 times.locator_ms = ms(t1);
                 (found, Vec::new())
             }
+            None if self.options.photo_outlines && self.classifier.patch_kind() == PatchKind::CardCorner => {
+                times.prepare_ms = ms(t0);
+                let out = self.photo_cards(image, &mut times)?;
+                times.total_ms = ms(t0);
+                return Ok((out, times));
+            }
             _ => self.network_cards(image, calibration, &mut times)?,
         };
 
@@ -686,6 +696,79 @@ impl Recognizer {
         Ok((cards, index))
     }
 
+    /// Cards of an uncalibrated photo: outline candidates ([`locate::photo`]), each read at both
+    /// diagonals ([`either_diagonal`]) from a level of the frame where it is at most
+    /// [`MAX_READ_LONG_PX`] long, kept where the classifier sees a face or a back, overlaps
+    /// suppressed in favour of the better reading ([`suppress_overlaps`]).
+    fn photo_cards(&mut self, image: &Mat, times: &mut StageTimes) -> Result<Vec<DetectedCard>, RecognizeError> {
+        let ms = |t: Instant| t.elapsed().as_secs_f64() * 1e3;
+        let t1 = Instant::now();
+        let quads: Vec<(Quad, u32)> = locate::photo::candidate_quads(image)?
+            .into_iter()
+            .filter_map(|q| {
+                let long = RotatedRect::from_quad(&q).long;
+                // an index printed too small to read tells nothing, not even face or back
+                (EXPECTED_INDEX_SIZE.1 * long >= self.options.min_index_px)
+                    .then(|| (q, (long / MAX_READ_LONG_PX).log2().ceil().max(0.0) as u32))
+            })
+            .collect();
+        times.locator_ms = ms(t1);
+        let t2 = Instant::now();
+        // Level k is the frame halved k times (area-averaged): a large card cut straight from the
+        // full frame would alias its print into the 48 × 32 patch.
+        let mut levels: Vec<Mat> = Vec::new();
+        for _ in 0..quads.iter().map(|&(_, k)| k).max().unwrap_or(0) {
+            let mut half = Mat::default();
+            imgproc::resize(
+                levels.last().unwrap_or(image),
+                &mut half,
+                core::Size::new(0, 0),
+                0.5,
+                0.5,
+                imgproc::INTER_AREA,
+            )
+            .map_err(cv("photo pyramid"))?;
+            levels.push(half);
+        }
+        let (ph, pw) = PatchKind::CardCorner.shape();
+        let mut batch = Array4::<f32>::zeros((4 * quads.len(), 3, ph, pw));
+        for (n, (quad, k)) in quads.iter().enumerate() {
+            let f = 0.5f64.powi(*k as i32);
+            let scaled = quad.map(|p| Point::new(p.x * f, p.y * f));
+            let level = if *k == 0 { image } else { &levels[*k as usize - 1] };
+            let [a, b] = classify::corner_quads(&scaled);
+            let [c, d] = classify::corner_quads_turned(&scaled);
+            for (j, view) in [a, b, c, d].iter().enumerate() {
+                let mut slot = batch.index_axis_mut(ndarray::Axis(0), 4 * n + j);
+                classify::cut_corner_patch(level, view, slot.as_slice_mut().expect("standard layout"))?;
+            }
+        }
+        let probs = self.classifier.classify(batch.view())?;
+        times.patches = 4 * quads.len();
+        let min_conf = self.classifier.min_confidence();
+        let row = |i: usize| probs.row(i).to_slice().expect("standard layout");
+        let read: Vec<DetectedCard> = quads
+            .iter()
+            .enumerate()
+            .filter_map(|(n, (quad, _))| {
+                let v = either_diagonal(
+                    classify::combine(&[row(4 * n), row(4 * n + 1)], min_conf),
+                    classify::combine(&[row(4 * n + 2), row(4 * n + 3)], min_conf),
+                )?;
+                Some(DetectedCard {
+                    card: v.identity,
+                    confidence: v.confidence,
+                    face_up: v.identity != CardIdentity::Back,
+                    quad: *quad,
+                    index_boxes: Vec::new(),
+                    source: Source::Card,
+                })
+            })
+            .collect();
+        times.classifier_ms = ms(t2);
+        Ok(suppress_overlaps(read))
+    }
+
     /// Cards measured on the rectified table plane ([`locate::plane`]).
     fn plane_cards(&mut self, image: &Mat, g: &TableGeometry) -> Result<Vec<FoundCard>, RecognizeError> {
         if !self.plane.as_ref().is_some_and(|(c, _)| *c == g.calibration) {
@@ -704,6 +787,64 @@ impl Recognizer {
             })
             .collect())
     }
+}
+
+/// A photo's card is read from a pyramid level where its long side is at most this many
+/// pixels: the classifier was trained on cards 40–320 px long, and a print reduced more than
+/// ~2× by the patch cut aliases.
+pub const MAX_READ_LONG_PX: f64 = 200.0;
+
+/// The reading of an outline whose long side is uncertain, from the verdicts of its two
+/// diagonals (`a`: the quad's apparent short side first, `b`: turned): a card named by one
+/// diagonal (by both only if they agree — two names are a misread somewhere, so `unknown`);
+/// else `back` if both see a back; else an unread face if either sees a face; else a back seen
+/// by one; else nothing — no card.
+fn either_diagonal(a: classify::Verdict, b: classify::Verdict) -> Option<classify::Verdict> {
+    let is_card = |v: &classify::Verdict| matches!(v.identity, CardIdentity::Card(_));
+    let face = a.face.max(b.face);
+    match (is_card(&a), is_card(&b)) {
+        (true, true) if a.identity != b.identity => Some(classify::Verdict {
+            identity: CardIdentity::Unknown,
+            confidence: a.confidence.max(b.confidence),
+            conflict: true,
+            face,
+            ..a
+        }),
+        (true, _) => Some(a),
+        (false, true) => Some(b),
+        _ if a.identity == CardIdentity::Back && b.identity == CardIdentity::Back => Some(a),
+        _ if face >= 0.5 => {
+            let best = if a.face >= b.face { a } else { b };
+            Some(classify::Verdict { identity: CardIdentity::Unknown, face, ..best })
+        }
+        _ if a.identity == CardIdentity::Back => Some(a),
+        _ if b.identity == CardIdentity::Back => Some(b),
+        _ => None,
+    }
+}
+
+/// One detection per card: the best readings first (a named card, then a back, then an unread
+/// face; by confidence), each dropping the later ones that cover more than half of it or of
+/// themselves (the same card outlined twice, a court card's picture frame, a card's pip).
+fn suppress_overlaps(mut cards: Vec<DetectedCard>) -> Vec<DetectedCard> {
+    let rank = |d: &DetectedCard| match d.card {
+        CardIdentity::Card(_) => 2,
+        CardIdentity::Back => 1,
+        CardIdentity::Unknown => 0,
+    };
+    cards.sort_by(|a, b| rank(b).cmp(&rank(a)).then(b.confidence.total_cmp(&a.confidence)));
+    let mut kept: Vec<DetectedCard> = Vec::new();
+    for d in cards {
+        let area = polygon_area(&d.quad);
+        let covered = kept.iter().any(|k| {
+            let inter = polygon_area(&intersect_convex(&d.quad, &k.quad));
+            inter > 0.5 * area.min(polygon_area(&k.quad))
+        });
+        if !covered {
+            kept.push(d);
+        }
+    }
+    kept
 }
 
 /// One patch to cut: an index box (v1 classifier) or an upright card-corner view (v2).
@@ -882,6 +1023,61 @@ mod tests {
         // The cap wins over the card size.
         let capped = plan_input(1280, 720, Some(&g), &RecognizerOptions { max_input_side: 320, ..o });
         assert!(capped.resized[0].max(capped.resized[1]) <= 320, "{capped:?}");
+    }
+
+    fn verdict(identity: &str, confidence: f32, face: f32) -> classify::Verdict {
+        let identity = match identity {
+            "back" => CardIdentity::Back,
+            "unknown" => CardIdentity::Unknown,
+            code => CardIdentity::Card(code.parse().unwrap()),
+        };
+        classify::Verdict { identity, confidence, informative: 2, conflict: false, face }
+    }
+
+    #[test]
+    fn an_outline_is_read_at_the_diagonal_that_names_a_card_and_never_at_two_names() {
+        let card = |a, b| either_diagonal(a, b).map(|v| v.identity.code());
+        let blank = verdict("unknown", 0.0, 0.0);
+        assert_eq!(card(verdict("7H", 0.9995, 1.0), blank).as_deref(), Some("7H"));
+        assert_eq!(card(blank, verdict("7H", 0.9995, 1.0)).as_deref(), Some("7H"));
+        // two diagonals, two names: one is a misread, so neither is reported
+        let v = either_diagonal(verdict("7H", 0.9995, 1.0), verdict("7D", 0.9991, 1.0)).unwrap();
+        assert_eq!((v.identity, v.conflict), (CardIdentity::Unknown, true));
+        // a face not yet read outranks a back seen in the blank corners of the other diagonal
+        assert_eq!(card(verdict("unknown", 0.6, 0.97), verdict("back", 0.9995, 0.0)).as_deref(), Some("unknown"));
+        assert_eq!(card(verdict("back", 0.9995, 0.0), verdict("back", 0.9992, 0.0)).as_deref(), Some("back"));
+        assert_eq!(card(verdict("back", 0.9995, 0.0), blank).as_deref(), Some("back"));
+        // neither a face nor a back: the outline is no card
+        assert_eq!(card(blank, verdict("unknown", 0.4, 0.2)), None);
+    }
+
+    #[test]
+    fn overlapping_outlines_keep_the_best_reading_and_separate_cards_stay() {
+        let det = |card: &str, confidence: f32, quad: Quad| DetectedCard {
+            card: match card {
+                "unknown" => CardIdentity::Unknown,
+                c => CardIdentity::Card(c.parse().unwrap()),
+            },
+            confidence,
+            face_up: true,
+            quad,
+            index_boxes: vec![],
+            source: Source::Card,
+        };
+        let card = box_quad([100.0, 100.0, 163.0, 188.0]);
+        let picture = box_quad([112.0, 115.0, 151.0, 173.0]); // a court card's frame, inside it
+        let twin = box_quad([101.0, 99.0, 164.0, 187.0]); // the same card from another mask
+        let other = box_quad([300.0, 100.0, 363.0, 188.0]);
+        let kept = suppress_overlaps(vec![
+            det("unknown", 0.7, picture),
+            det("KS", 0.9992, twin),
+            det("KS", 0.9999, card),
+            det("unknown", 0.3, other),
+        ]);
+        let got: Vec<(String, [f64; 4])> = kept.iter().map(|d| (d.card.code(), d.quad.map(|p| p.x))).collect();
+        assert_eq!(kept.len(), 2, "{got:?}");
+        assert_eq!((kept[0].card.code(), kept[0].quad), ("KS".to_string(), card));
+        assert_eq!(kept[1].quad, other);
     }
 
     #[test]
