@@ -192,6 +192,7 @@ fn table(id: &str, source: NumberedFrames, fail_on: Option<u64>) -> TableInput {
         source: Box::new(source),
         geometry: geometry(),
         presence: None,
+        empty_table: None,
         logic: Box::new(EchoLogic { table: Arc::from(id), seq: 0, fail_on }),
         hints: Hints::None,
     }

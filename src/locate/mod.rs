@@ -65,6 +65,15 @@ pub enum LocateError {
         /// OpenCV's error.
         source: opencv::Error,
     },
+    /// The empty-table reference given to the table-plane finder is not a frame of the
+    /// calibrated camera.
+    #[error("empty-table reference is {got}, the calibrated camera delivers {expected}: capture the reference from this camera with `tablecam presence reference`")]
+    Reference {
+        /// What was given.
+        got: String,
+        /// What the calibration says.
+        expected: String,
+    },
     /// An OpenCV call of the photo outline finder ([`photo`]) failed.
     #[error("photo card finder: {context}: {source}")]
     Photo {

@@ -65,6 +65,9 @@ pub struct PlaneFinder {
     /// `TABLECAM_PLANE_DEBUG`, read once: where each frame's plane and mask go, and whether
     /// shapes and row fits are printed (for tuning on a new table).
     debug_dir: Option<String>,
+    /// The empty table on the plane (Lab, lightly blurred), when the camera has one: the felt
+    /// each pixel shows without cards ([`PlaneFinder::set_reference`]).
+    reference: Option<Mat>,
 }
 
 impl std::fmt::Debug for PlaneFinder {
@@ -114,6 +117,7 @@ impl PlaneFinder {
             card_mm: geometry.calibration.card_size_mm,
             geometry: geometry.clone(),
             debug_dir: std::env::var("TABLECAM_PLANE_DEBUG").ok(),
+            reference: None,
         })
     }
 
@@ -142,12 +146,50 @@ impl PlaneFinder {
         Ok(plane)
     }
 
+    /// Gives the finder the camera's empty table (a BGR frame of the calibrated size, the same
+    /// image as bet presence's reference): each plane pixel is then compared with what it shows
+    /// without cards instead of with the felt's local median. Glare, lighting gradients, the
+    /// printed layout, the rail and the fixtures (shoe, chip rack, discard holder) are all in the
+    /// reference, so only what was put on the table stands out.
+    pub fn set_reference(&mut self, empty_table: &Mat) -> Result<(), LocateError> {
+        let c = &self.geometry.calibration;
+        if i64::from(empty_table.cols()) != i64::from(c.image_width)
+            || i64::from(empty_table.rows()) != i64::from(c.image_height)
+            || empty_table.typ() != core::CV_8UC3
+        {
+            return Err(LocateError::Reference {
+                got: format!("{}×{} (type {})", empty_table.cols(), empty_table.rows(), empty_table.typ()),
+                expected: format!("{}×{} BGR", c.image_width, c.image_height),
+            });
+        }
+        let plane = self.rectify(empty_table)?;
+        let mut lab = Mat::default();
+        imgproc::cvt_color_def(&plane, &mut lab, imgproc::COLOR_BGR2Lab).map_err(cv("reference"))?;
+        // a pixel or two of camera shake or rectification error must not outline every print
+        let mut smooth = Mat::default();
+        imgproc::gaussian_blur_def(&lab, &mut smooth, Size::new(5, 5), 0.0).map_err(cv("reference"))?;
+        self.reference = Some(smooth);
+        Ok(())
+    }
+
+    /// Whether [`PlaneFinder::set_reference`] gave the finder an empty table.
+    pub fn has_reference(&self) -> bool {
+        self.reference.is_some()
+    }
+
     /// The cards in a BGR frame of the calibrated camera.
     pub fn find(&self, image: &Mat) -> Result<Vec<PlaneCard>, LocateError> {
         let plane = self.rectify(image)?;
         let mut lab = Mat::default();
         imgproc::cvt_color_def(&plane, &mut lab, imgproc::COLOR_BGR2Lab).map_err(cv("lab"))?;
-        let felt = self.local_felt(&lab)?;
+        let local;
+        let felt = match &self.reference {
+            Some(r) => r,
+            None => {
+                local = self.local_felt(&lab)?;
+                &local
+            }
+        };
         // Not-felt pixels: colour distance from the local felt (lightness weighs a quarter:
         // shadows, glare and lighting gradients change it most), inside the table.
         let (h, w) = (lab.rows(), lab.cols());
@@ -640,6 +682,38 @@ mod tests {
             assert!(iou >= 0.7, "IoU {iou:.2} for {quad:?}: best {best:?}");
             assert_eq!(best.face_up, *face_up, "{best:?}");
         }
+    }
+
+    #[test]
+    fn with_the_empty_table_a_fixture_is_no_card_and_a_card_in_glare_is_found() {
+        let g = geometry();
+        let (w, h) = (g.calibration.image_width as i32, g.calibration.image_height as i32);
+        let mut empty =
+            Mat::new_rows_cols_with_default(h, w, core::CV_8UC3, Scalar::new(40.0, 110.0, 30.0, 0.0)).unwrap();
+        // a soft glare spot and a card-sized, card-coloured fixture (a discard holder)
+        let spot = g.table_to_image(Point::new(-300.0, 500.0)).unwrap();
+        let centre = CvPoint::new(spot.x.round() as i32, spot.y.round() as i32);
+        imgproc::circle(&mut empty, centre, 160, Scalar::new(150.0, 205.0, 150.0, 0.0), -1, imgproc::LINE_8, 0).unwrap();
+        let mut soft = Mat::default();
+        imgproc::gaussian_blur_def(&empty, &mut soft, Size::new(0, 0), 40.0).unwrap();
+        let fixture = draw_card(&mut soft, &g, Point::new(250.0, 450.0), -0.5, [40.0, 40.0, 200.0]);
+        let mut frame = soft.try_clone().unwrap();
+        let card = draw_card(&mut frame, &g, Point::new(-300.0, 500.0), 0.3, [40.0, 40.0, 200.0]);
+        let near = |found: &[PlaneCard], quad: &[Point; 4]| found.iter().any(|c| polygon_iou(&c.quad, quad) >= 0.8);
+
+        let mut finder = PlaneFinder::new(&g).unwrap();
+        assert!(!finder.has_reference());
+        let before = finder.find(&frame).unwrap();
+        assert!(near(&before, &fixture), "without the empty table the fixture passes for a card: {before:?}");
+        finder.set_reference(&soft).unwrap();
+        let after = finder.find(&frame).unwrap();
+        assert_eq!(after.len(), 1, "{after:?}");
+        assert!(near(&after, &card), "{after:?}");
+
+        // a reference from another camera (size) is refused, naming the fix
+        let other = Mat::new_rows_cols_with_default(360, 640, core::CV_8UC3, Scalar::all(0.0)).unwrap();
+        let e = finder.set_reference(&other).unwrap_err().to_string();
+        assert!(e.contains("640×360") && e.contains("tablecam presence reference"), "{e}");
     }
 
     /// The profile of a row of backs: a step at each visible edge, then the back's busy printed

@@ -19,6 +19,8 @@ use super::contract::{EventSink, HealthReport, ObservedFrame, SerializedEvent, T
 use super::recognizer::{CardRecognizer, RecognizerFactory};
 use super::stage::{StageCounters, StageName, StageStats};
 use super::PipelineError;
+use opencv::core::Mat;
+
 use crate::calib::TableGeometry;
 use crate::presence::PresenceDetector;
 use crate::recognize::DetectedCard;
@@ -40,6 +42,10 @@ pub struct TableInput {
     pub geometry: Arc<TableGeometry>,
     /// Bet presence, run on the table's thread before its logic (stateful, so in frame order).
     pub presence: Option<PresenceDetector>,
+    /// The camera's empty table (bet presence's reference): every recognizer worker's
+    /// table-plane finder compares this table's frames with it
+    /// ([`crate::recognize::Recognizer::set_table_reference`]).
+    pub empty_table: Option<Mat>,
     /// Tracker, round state machine and verifier.
     pub logic: Box<dyn TableLogic>,
     /// Messages from the table's backend.
@@ -174,8 +180,15 @@ impl Pipeline {
                 return Err(PipelineError::Invalid(format!("table {} is listed twice", t.table_id)));
             }
         }
-        let recognizers: Vec<Box<dyn CardRecognizer>> =
+        let mut recognizers: Vec<Box<dyn CardRecognizer>> =
             (0..options.workers).map(|w| factory.make(w)).collect::<Result<_, _>>()?;
+        for t in &tables {
+            if let Some(empty) = &t.empty_table {
+                for r in &mut recognizers {
+                    r.set_table_reference(&t.geometry, empty)?;
+                }
+            }
+        }
 
         let cap = options.queue_capacity;
         let (job_tx, job_rx) = bounded::<Job>(cap);

@@ -18,11 +18,22 @@ use crate::recognize::{resolve_model, DetectedCard, Recognizer, RecognizerOption
 pub trait CardRecognizer: Send {
     /// The cards in a BGR frame; `geometry` is the table's calibration (frame size checked).
     fn recognize(&mut self, image: &Mat, geometry: &TableGeometry) -> Result<Vec<DetectedCard>, PipelineError>;
+
+    /// The empty table of `geometry`'s camera, given once before the first frame (recognizers
+    /// that do not use one ignore it).
+    fn set_table_reference(&mut self, geometry: &TableGeometry, empty_table: &Mat) -> Result<(), PipelineError> {
+        let _ = (geometry, empty_table);
+        Ok(())
+    }
 }
 
 impl CardRecognizer for Recognizer {
     fn recognize(&mut self, image: &Mat, geometry: &TableGeometry) -> Result<Vec<DetectedCard>, PipelineError> {
         Ok(Recognizer::recognize(self, image, Some(geometry))?)
+    }
+
+    fn set_table_reference(&mut self, geometry: &TableGeometry, empty_table: &Mat) -> Result<(), PipelineError> {
+        Ok(Recognizer::set_table_reference(self, geometry, empty_table)?)
     }
 }
 

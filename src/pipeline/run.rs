@@ -261,6 +261,7 @@ pub fn start(
             source,
             geometry,
             presence: Some(presence),
+            empty_table: reference,
             logic,
             hints,
         });

@@ -78,6 +78,11 @@ pub struct EvalArgs {
     /// docs/recognition.md).
     #[arg(long)]
     pub network_locator: bool,
+    /// With --session: do not give the table-plane finder the session's empty table
+    /// (`empty_table.jpg`, bet presence's reference); it then compares with the felt's local
+    /// median, as on a camera without a reference.
+    #[arg(long)]
+    pub without_reference: bool,
     /// Do not read printed indexes smaller than this many pixels (their larger side): such cards
     /// are reported `unknown` (see docs/recognition.md).
     #[arg(long, default_value_t = crate::recognize::MIN_INDEX_PX)]
@@ -836,11 +841,17 @@ fn eval_session(
     dir: &Path,
     every: usize,
     limit: Option<usize>,
+    with_reference: bool,
     errors: &mut Vec<ErrorCase>,
 ) -> Result<SimReport, RecognizeError> {
     let bad = |path: PathBuf, message: String| RecognizeError::Dataset { path, message };
     let fix = "render one with `tablecam simulate --out DIR`";
     let geometry = crate::calib::Calibration::load(&dir.join("calibration.json"))?;
+    if with_reference {
+        let empty = crate::presence::eval::simulated_empty_reference(dir, &geometry)
+            .map_err(|e| bad(dir.join(crate::sim::session::EMPTY_TABLE_FILE), e.to_string()))?;
+        recognizer.set_table_reference(&geometry, &empty)?;
+    }
     let fp = dir.join("frames.jsonl");
     let text = std::fs::read_to_string(&fp).map_err(|e| bad(fp.clone(), format!("{e}; {fix}")))?;
     let mut truth = Vec::new();
@@ -1219,7 +1230,14 @@ pub fn run_eval(args: &EvalArgs) -> Result<Report, RecognizeError> {
     let mut errors = Vec::new();
     let mut sim = sim.map(|d| eval_sim(&mut recognizer, &d, &args.split, args.limit, &mut errors)).transpose()?;
     if let Some(dir) = &args.session {
-        sim = Some(eval_session(&mut recognizer, dir, args.every.max(1), args.limit, &mut errors)?);
+        sim = Some(eval_session(
+            &mut recognizer,
+            dir,
+            args.every.max(1),
+            args.limit,
+            !args.without_reference,
+            &mut errors,
+        )?);
     }
     let real = real
         .map(|d| eval_real(&mut recognizer, &d, args.real_split.as_deref(), args.limit, &mut errors))

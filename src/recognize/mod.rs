@@ -427,8 +427,9 @@ pub struct Recognizer {
     options: RecognizerOptions,
     /// The locator's input, kept between frames.
     input: Array4<f32>,
-    /// The table-plane finder of the last calibration seen (its map is costly to build).
-    plane: Option<(crate::calib::Calibration, locate::plane::PlaneFinder)>,
+    /// The table-plane finder of each calibration seen (its map is costly to build; a worker
+    /// of a pool serving several tables sees them all).
+    planes: Vec<(crate::calib::Calibration, locate::plane::PlaneFinder)>,
 }
 
 impl Recognizer {
@@ -445,7 +446,19 @@ impl Recognizer {
     ) -> Result<Recognizer, RecognizeError> {
         let locator = Locator::load(locator, &options.session)?;
         let classifier = Classifier::load(classifier, &options.session)?;
-        Ok(Recognizer { locator, classifier, options, input: Array4::zeros((0, 3, 0, 0)), plane: None })
+        Ok(Recognizer { locator, classifier, options, input: Array4::zeros((0, 3, 0, 0)), planes: Vec::new() })
+    }
+
+    /// Gives the table-plane finder of `g`'s camera its empty table (a frame of that camera with
+    /// no cards, chips or hands: bet presence's reference), against which cards are told from the
+    /// felt ([`locate::plane::PlaneFinder::set_reference`]). Checked here: a frame of another
+    /// size is refused.
+    pub fn set_table_reference(&mut self, g: &TableGeometry, empty_table: &Mat) -> Result<(), RecognizeError> {
+        let mut finder = locate::plane::PlaneFinder::new(g)?;
+        finder.set_reference(empty_table)?;
+        self.planes.retain(|(c, _)| *c != g.calibration);
+        self.planes.push((g.calibration.clone(), finder));
+        Ok(())
     }
 
     /// The locator (e.g. to benchmark it alone).
@@ -771,10 +784,14 @@ impl Recognizer {
 
     /// Cards measured on the rectified table plane ([`locate::plane`]).
     fn plane_cards(&mut self, image: &Mat, g: &TableGeometry) -> Result<Vec<FoundCard>, RecognizeError> {
-        if !self.plane.as_ref().is_some_and(|(c, _)| *c == g.calibration) {
-            self.plane = Some((g.calibration.clone(), locate::plane::PlaneFinder::new(g)?));
-        }
-        let (_, finder) = self.plane.as_ref().expect("set above");
+        let k = match self.planes.iter().position(|(c, _)| *c == g.calibration) {
+            Some(k) => k,
+            None => {
+                self.planes.push((g.calibration.clone(), locate::plane::PlaneFinder::new(g)?));
+                self.planes.len() - 1
+            }
+        };
+        let (_, finder) = &self.planes[k];
         Ok(finder
             .find(image)?
             .into_iter()

@@ -410,8 +410,15 @@ pub fn run(
         (Some(j), true) if j.exists() => Hints::Replayed(journaled_hints(j)?),
         _ => Hints::None,
     };
-    let table =
-        TableInput { table_id: session.table_id.clone(), source, geometry, presence: Some(presence), logic, hints };
+    let table = TableInput {
+        table_id: session.table_id.clone(),
+        source,
+        geometry,
+        presence: Some(presence),
+        empty_table: reference,
+        logic,
+        hints,
+    };
     let recognizers = OnnxRecognizers {
         locator: options.models.locator.clone(),
         classifier: options.models.classifier.clone(),

@@ -214,6 +214,7 @@ pub fn run_session(
         source: Box::new(source),
         geometry,
         presence: Some(presence),
+        empty_table: Some(reference),
         logic,
         hints: Hints::None,
     };
