@@ -63,7 +63,7 @@ def photo_candidates(img):
                 continue
             ap = cv2.approxPolyDP(hull, 0.03 * cv2.arcLength(hull, True), True)
             q = ap.reshape(-1, 2).astype(float) if len(ap) == 4 else cv2.boxPoints(r).astype(float)
-            out.append(q / s)
+            out.append((q + 0.5) / s)  # contour pixel centres → continuous coordinates, as in Rust
     return out
 
 

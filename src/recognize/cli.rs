@@ -21,6 +21,10 @@ pub struct DetectArgs {
     /// and refines card outlines on the table plane.
     #[arg(long)]
     pub calibration: Option<PathBuf>,
+    /// With --calibration: the camera's empty table (an image of it with no cards, chips or
+    /// hands; the run config's `presence_reference`), against which cards are told from the felt.
+    #[arg(long, value_name = "IMAGE", requires = "calibration")]
+    pub reference: Option<PathBuf>,
     /// One JSON object per image per line: {"image", "cards": [{"card", "confidence", "face_up",
     /// "quad"}], "error"}.
     #[arg(long)]
@@ -264,6 +268,9 @@ pub fn run_detect(args: &DetectArgs) -> Result<bool, RecognizeError> {
     let mut recognizer =
         Recognizer::with_options(resolve_model(&args.locator), resolve_model(&args.classifier), options)?;
     let geometry = args.calibration.as_deref().map(Calibration::load).transpose()?;
+    if let (Some(path), Some(g)) = (&args.reference, &geometry) {
+        recognizer.set_table_reference(g, &load_image(path)?)?;
+    }
     if let Some(dir) = &args.annotate {
         std::fs::create_dir_all(dir).map_err(|source| RecognizeError::Io { path: dir.clone(), source })?;
     }
