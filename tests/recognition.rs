@@ -365,3 +365,68 @@ fn committed_models_meet_their_contracts() {
         assert!((row.sum() - 1.0).abs() < 1e-4);
     }
 }
+
+/// A photo with no calibration — a close, slanted camera over a table, rendered by the
+/// simulator — of four separate cards of a deck design from the test split (never trained on,
+/// never used for calibration): the photo finder (`locate::photo`) outlines every card, and the
+/// committed classifier misreads none (it may answer `unknown`).
+#[test]
+fn an_uncalibrated_photo_outlines_every_card_and_misreads_none() {
+    use tablecam::locate::{order_quad, polygon_iou};
+    use tablecam::sim::faces::{design, Face};
+    let deck = design("kde-tigullio-international")
+        .expect("the KDE card decks are missing: `make setup` installs kdegames-card-data-kf5")
+        .load()
+        .unwrap();
+    let pose = tablecam::calib::CameraPose {
+        position_mm: [40.0, 380.0, 700.0],
+        target_mm: [0.0, 520.0],
+        hfov_deg: 60.0,
+        roll_deg: 0.0,
+    };
+    let g = simulated_calibration(RulesetId::Fortune3cp2025, "P1", 1280, 960, &pose, None)
+        .validate(Path::new("<test>"))
+        .unwrap();
+    let cards =
+        [("AS", -170.0, 470.0, 0.2), ("10H", -40.0, 560.0, -0.5), ("QC", 70.0, 630.0, 1.3), ("7D", 190.0, 560.0, 2.9)];
+    let mut scene = Scene::default();
+    for (i, &(code, x, y, angle)) in cards.iter().enumerate() {
+        let face = Face::Card(code.parse().unwrap());
+        scene.cards.push(SceneCard {
+            id: i as u32,
+            image: Arc::new(deck.render(face, 400).unwrap()),
+            center_mm: Point::new(x, y),
+            angle_rad: angle,
+            size_mm: CARD_SIZE_MM,
+            height_mm: 0.0,
+            velocity_mm_per_frame: [0.0, 0.0],
+        });
+    }
+    let r = Renderer::new(&g, &TableStyle::green(), 5).unwrap();
+    let frame = r.render(&scene, &Conditions::preset("normal").unwrap(), 5).unwrap();
+    let image = tablecam::recognize::cli::rgb_to_bgr_mat(&frame.image).unwrap();
+    let mut recognizer =
+        Recognizer::new(root().join("models/locator.onnx"), root().join("models/classifier.onnx")).unwrap();
+    let found = recognizer.recognize(&image, None).unwrap();
+    let mut right = 0;
+    for c in &frame.cards {
+        let truth = order_quad(c.quad_px);
+        let code = cards[c.id as usize].0;
+        let best = found
+            .iter()
+            .max_by(|a, b| polygon_iou(&a.quad, &truth).total_cmp(&polygon_iou(&b.quad, &truth)))
+            .unwrap_or_else(|| panic!("no card found in the photo"));
+        let iou = polygon_iou(&best.quad, &truth);
+        assert!(iou >= 0.8, "{code}: best outline IoU {iou:.2} ({best:?})");
+        assert!(best.face_up, "{code} is face up: {best:?}");
+        match best.card {
+            CardIdentity::Card(card) => {
+                assert_eq!(card.to_string(), code, "misread: {best:?}");
+                right += 1;
+            }
+            other => assert_eq!(other, CardIdentity::Unknown, "{code}: {best:?}"),
+        }
+    }
+    assert_eq!(found.len(), cards.len(), "one detection per card: {found:?}");
+    eprintln!("photo: {right} of {} cards named", cards.len());
+}

@@ -693,7 +693,8 @@ mod tests {
         // a soft glare spot and a card-sized, card-coloured fixture (a discard holder)
         let spot = g.table_to_image(Point::new(-300.0, 500.0)).unwrap();
         let centre = CvPoint::new(spot.x.round() as i32, spot.y.round() as i32);
-        imgproc::circle(&mut empty, centre, 160, Scalar::new(150.0, 205.0, 150.0, 0.0), -1, imgproc::LINE_8, 0).unwrap();
+        imgproc::circle(&mut empty, centre, 160, Scalar::new(150.0, 205.0, 150.0, 0.0), -1, imgproc::LINE_8, 0)
+            .unwrap();
         let mut soft = Mat::default();
         imgproc::gaussian_blur_def(&empty, &mut soft, Size::new(0, 0), 40.0).unwrap();
         let fixture = draw_card(&mut soft, &g, Point::new(250.0, 450.0), -0.5, [40.0, 40.0, 200.0]);

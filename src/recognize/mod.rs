@@ -814,8 +814,9 @@ pub const MAX_READ_LONG_PX: f64 = 200.0;
 /// The reading of an outline whose long side is uncertain, from the verdicts of its two
 /// diagonals (`a`: the quad's apparent short side first, `b`: turned): a card named by one
 /// diagonal (by both only if they agree — two names are a misread somewhere, so `unknown`);
-/// else `back` if both see a back; else an unread face if either sees a face; else a back seen
-/// by one; else nothing — no card.
+/// else `back` if both see a back (a back's pattern covers every corner, while the blank corners
+/// of a face, read at the wrong diagonal, can pass for one); else an unread face if either
+/// sees a face or one sees a back; else nothing — no card.
 fn either_diagonal(a: classify::Verdict, b: classify::Verdict) -> Option<classify::Verdict> {
     let is_card = |v: &classify::Verdict| matches!(v.identity, CardIdentity::Card(_));
     let face = a.face.max(b.face);
@@ -830,12 +831,10 @@ fn either_diagonal(a: classify::Verdict, b: classify::Verdict) -> Option<classif
         (true, _) => Some(a),
         (false, true) => Some(b),
         _ if a.identity == CardIdentity::Back && b.identity == CardIdentity::Back => Some(a),
-        _ if face >= 0.5 => {
+        _ if face >= 0.5 || a.identity == CardIdentity::Back || b.identity == CardIdentity::Back => {
             let best = if a.face >= b.face { a } else { b };
             Some(classify::Verdict { identity: CardIdentity::Unknown, face, ..best })
         }
-        _ if a.identity == CardIdentity::Back => Some(a),
-        _ if b.identity == CardIdentity::Back => Some(b),
         _ => None,
     }
 }
@@ -1063,7 +1062,8 @@ mod tests {
         // a face not yet read outranks a back seen in the blank corners of the other diagonal
         assert_eq!(card(verdict("unknown", 0.6, 0.97), verdict("back", 0.9995, 0.0)).as_deref(), Some("unknown"));
         assert_eq!(card(verdict("back", 0.9995, 0.0), verdict("back", 0.9992, 0.0)).as_deref(), Some("back"));
-        assert_eq!(card(verdict("back", 0.9995, 0.0), blank).as_deref(), Some("back"));
+        // a back at one diagonal only: the other corners would show the pattern too
+        assert_eq!(card(verdict("back", 0.9995, 0.0), blank).as_deref(), Some("unknown"));
         // neither a face nor a back: the outline is no card
         assert_eq!(card(blank, verdict("unknown", 0.4, 0.2)), None);
     }
