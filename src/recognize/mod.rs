@@ -21,6 +21,12 @@
 //! 5. pair the corners that lie on no card into cards of their own ([`Source::IndexOnly`]);
 //! 6. with a calibration, drop what is off the table and refine card quads to the exact card
 //!    rectangle on the table plane.
+//!
+//! By default steps 1–2 are replaced: with a calibration cards are measured on the rectified
+//! table plane ([`crate::locate::plane`], against the camera's empty table when it has one,
+//! [`Recognizer::set_table_reference`]); without one, a card-corner classifier reads the card
+//! outlines found in the photo ([`crate::locate::photo`]) at both diagonals, and steps 3–6 do
+//! not apply. docs/recognition.md has the measurements.
 pub mod cli;
 pub mod eval;
 
