@@ -217,10 +217,55 @@ fn outcome_text(o: &RoundOutcome) -> String {
     for h in &o.hands {
         let bets: Vec<String> =
             h.bets.iter().map(|b| format!("{:?} {} {:+}", b.bet, b.outcome, b.net_multiple)).collect();
-        s += &format!("; seat {} {}: {}", h.seat, h.hand, bets.join(", "));
+        // An unsettled round has hands not read and bets not settled: say so rather than print
+        // blanks.
+        let hand = if h.hand.is_empty() { "not read" } else { h.hand.as_str() };
+        let bets = if bets.is_empty() { "not settled".to_string() } else { bets.join(", ") };
+        s += &format!("; seat {} {hand}: {bets}", h.seat);
     }
     if let Some(prev) = o.supersedes {
         s += &format!(" (corrects event {prev})");
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::{HandResult, Verification, VerificationStatus};
+    use crate::rules::settle::Decision;
+    use crate::rules::RulesetId;
+
+    #[test]
+    fn an_unsettled_outcome_says_what_was_not_read_instead_of_printing_blanks() {
+        let o = RoundOutcome {
+            ruleset: RulesetId::Fortune3cp2025,
+            status: "unsettled".into(),
+            void_citation: None,
+            progressive_carries_over: None,
+            dealer: vec![],
+            dealer_hand: String::new(),
+            dealer_qualifies: None,
+            community: vec![],
+            hands: vec![HandResult {
+                seat: 3,
+                cards: vec![],
+                hand: String::new(),
+                decision: Decision::Played,
+                null: None,
+                bets: vec![],
+            }],
+            folds: vec![],
+            flags: vec![],
+            verification: Verification {
+                status: VerificationStatus::Unverified,
+                reasons: vec!["seat 3 card 1 never seen face up".into()],
+            },
+            supersedes: None,
+        };
+        assert_eq!(
+            outcome_text(&o),
+            "unsettled unverified (seat 3 card 1 never seen face up); seat 3 not read: not settled"
+        );
+    }
 }
