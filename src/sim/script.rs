@@ -433,6 +433,12 @@ pub fn plan_round(
             dealer_exposed_done = true;
         }
         let (action_index, phys) = p.deal(cards, d.to, face_up.clone());
+        // Cards to a hand without a bet: the first card landing there shows it.
+        if let (Some(s), Position::Seat(to)) = (no_bet_seat, d.to) {
+            if s == to {
+                first_visible.entry(K::CardsToHandWithoutBet).or_insert((action_index, Some(s)));
+            }
+        }
         // An exposed card is seen, then turned face down again by the dealer.
         for (k, up) in face_up.iter().enumerate() {
             let by_design = k as u8 + d.face_up >= d.cards && d.face_up > 0;
@@ -462,7 +468,7 @@ pub fn plan_round(
     }
     let deal_end = p.actions.len();
     if let Some(s) = no_bet_seat {
-        first_visible.insert(K::CardsToHandWithoutBet, (deal_end - 1, Some(s)));
+        first_visible.entry(K::CardsToHandWithoutBet).or_insert((deal_end - 1, Some(s)));
     }
     if let Some(s) = skipped_seat {
         first_visible.insert(K::WrongDealOrder, (first_action_of(&p.actions, 0), Some(s)));
