@@ -223,6 +223,13 @@ impl PlaneFinder {
                 }
             }
         }
+        if self.reference.is_some() {
+            // A back of the felt's own colour differs from the empty table only by its light
+            // border: fill what such a ring encloses, or the opening below erases the thin ring
+            // and the card with it. (Without a reference the printed layout's closed lines are
+            // foreground too, and filling them would make cards of the betting boxes.)
+            fill_holes(&mut fg)?;
+        }
         // Printed layout lines are thinner than this; cards are far wider.
         let mut opened = open_disc(&fg, 0.09 * self.card_mm[0] * self.scale, "open")?;
         self.drop_rail(&mut opened)?;
@@ -504,6 +511,26 @@ impl PlaneFinder {
     }
 }
 
+/// Sets every pixel that an outer contour of `mask` encloses.
+fn fill_holes(mask: &mut Mat) -> Result<(), LocateError> {
+    let mut contours: Vector<Vector<CvPoint>> = Vector::new();
+    imgproc::find_contours_def(mask, &mut contours, imgproc::RETR_EXTERNAL, imgproc::CHAIN_APPROX_SIMPLE)
+        .map_err(cv("fill"))?;
+    imgproc::draw_contours(
+        mask,
+        &contours,
+        -1,
+        Scalar::all(255.0),
+        imgproc::FILLED,
+        imgproc::LINE_8,
+        &core::no_array(),
+        i32::MAX,
+        CvPoint::new(0, 0),
+    )
+    .map_err(cv("fill"))?;
+    Ok(())
+}
+
 /// `mask` opened with a disc `diameter` plane pixels wide (odd, at least 3): what is narrower
 /// goes.
 fn open_disc(mask: &impl core::ToInputArray, diameter: f64, context: &'static str) -> Result<Mat, LocateError> {
@@ -715,6 +742,30 @@ mod tests {
         let other = Mat::new_rows_cols_with_default(360, 640, core::CV_8UC3, Scalar::all(0.0)).unwrap();
         let e = finder.set_reference(&other).unwrap_err().to_string();
         assert!(e.contains("640×360") && e.contains("tablecam presence reference"), "{e}");
+    }
+
+    #[test]
+    fn a_back_of_the_felts_colour_is_found_by_its_light_border() {
+        let g = geometry();
+        let (w, h) = (g.calibration.image_width as i32, g.calibration.image_height as i32);
+        let felt = Scalar::new(40.0, 40.0, 150.0, 0.0);
+        let empty = Mat::new_rows_cols_with_default(h, w, core::CV_8UC3, felt).unwrap();
+        let mut frame = empty.try_clone().unwrap();
+        // a red back on red felt: only its thin white border differs from the empty table
+        let [cw, ch] = g.calibration.card_size_mm;
+        let outline = Polygon::rect(Point::new(-150.0, 500.0), cw, ch, 0.4);
+        let px: Vec<Point> = outline.0.iter().map(|&p| g.table_to_image(p).unwrap()).collect();
+        let pts: Vector<CvPoint> = px.iter().map(|p| CvPoint::new(p.x.round() as i32, p.y.round() as i32)).collect();
+        imgproc::fill_convex_poly_def(&mut frame, &pts, Scalar::new(44.0, 42.0, 156.0, 0.0)).unwrap();
+        let ring = Vector::<Vector<CvPoint>>::from_iter([pts]);
+        imgproc::polylines(&mut frame, &ring, true, Scalar::all(235.0), 2, imgproc::LINE_8, 0).unwrap();
+        let mut finder = PlaneFinder::new(&g).unwrap();
+        finder.set_reference(&empty).unwrap();
+        let found = finder.find(&frame).unwrap();
+        let quad = [px[0], px[1], px[2], px[3]];
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(polygon_iou(&found[0].quad, &quad) >= 0.8, "{found:?}");
+        assert!(!found[0].face_up, "{found:?}");
     }
 
     /// The profile of a row of backs: a step at each visible edge, then the back's busy printed
