@@ -417,6 +417,10 @@ const GATHER_LEAD_FRAMES: u64 = 8;
 /// the zone that arrived as it vanished (within [`COVER_SLACK_FRAMES`]) lies
 /// under that card.
 const COVER_SHARE: f64 = 0.5;
+/// Two tracks of one zone whose centres lie closer than this share of a card's width and that
+/// read the same card are one card measured twice: a hand is spread at least half a card apart
+/// so that every index shows, and a split piece reads the index of the card it lies on.
+const TWIN_READ_SHARE: f64 = 0.45;
 
 /// See [`COVER_SHARE`].
 const COVER_SLACK_FRAMES: u64 = 12;
@@ -702,7 +706,23 @@ impl Tracker {
                     }
                     if let Some((card, previous)) = changes.identified {
                         let t = &self.tracks[ti];
-                        out.push(TrackEventKind::Identified { track: t.id, zone: t.zone, card, previous });
+                        let twin_mm = TWIN_READ_SHARE * self.geometry.calibration.card_size_mm[0];
+                        let twin = self.tracks.iter().any(|o| {
+                            o.id != t.id
+                                && o.confirmed
+                                && o.zone.is_some()
+                                && o.zone == t.zone
+                                && o.identity == Some(card)
+                                && o.pos.dist(t.pos) < twin_mm
+                        });
+                        if twin {
+                            // The same print read through a second track: the card measured
+                            // twice (a hand of backs split into one piece too many), not a
+                            // second copy. The reading is dropped and the track stays unread.
+                            self.tracks[ti].identity = previous;
+                        } else {
+                            out.push(TrackEventKind::Identified { track: t.id, zone: t.zone, card, previous });
+                        }
                     }
                 }
                 None => self.tracks[ti].missed += 1,
@@ -1410,5 +1430,44 @@ mod tests {
             any |= started(&t.push(&frame(n, p)));
         }
         assert!(any, "a card moving out starts the round");
+    }
+
+    /// A stud hand of backs split into one piece too many gave a piece lying on a card the
+    /// index of that card: the verifier saw the card twice and flagged a duplicate.
+    #[test]
+    fn two_tracks_reading_one_print_in_one_hand_identify_it_once() {
+        let (mut t, g) = tracker();
+        let hand = g
+            .calibration
+            .zones
+            .iter()
+            .find(|z| z.kind == ZoneKind::Hand { seat: 3 })
+            .expect("seat 3 has a hand zone")
+            .polygon_mm
+            .centroid();
+        let card: Card = "7H".parse().unwrap();
+        let face_at = |p: Point| CardObservation { face: ObservedFace::Card(card), face_up: true, ..back_at(&g, p) };
+        let shift = 0.4 * g.calibration.card_size_mm[0];
+        let twin = Point::new(hand.x + shift, hand.y);
+        let mut identified = Vec::new();
+        for n in 0..90u64 {
+            // the card slides in from the table's middle and rests; from frame 40 its print is
+            // also read through a second piece 0.4 card widths off
+            let k = n.min(15) as f64;
+            let p = Point::new(hand.x, hand.y + 15.0 * (15.0 - k));
+            let mut cards = vec![face_at(p)];
+            if n >= 40 {
+                cards.push(face_at(twin));
+            }
+            let obs = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![] };
+            for e in t.push(&obs) {
+                if let TrackEventKind::Identified { track, card, .. } = e.kind {
+                    identified.push((track, card));
+                }
+            }
+        }
+        assert_eq!(identified.len(), 1, "{identified:?}");
+        assert_eq!(identified[0].1, card);
+        assert_eq!(t.cards().iter().filter(|c| c.3 == Some(card)).count(), 1, "{:?}", t.cards());
     }
 }
