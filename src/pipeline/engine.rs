@@ -13,14 +13,13 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TrySendError};
+use opencv::core::Mat;
 use serde::Serialize;
 
 use super::contract::{EventSink, HealthReport, ObservedFrame, SerializedEvent, TableHint, TableLogic};
 use super::recognizer::{CardRecognizer, RecognizerFactory};
 use super::stage::{StageCounters, StageName, StageStats};
 use super::PipelineError;
-use opencv::core::Mat;
-
 use crate::calib::TableGeometry;
 use crate::presence::PresenceDetector;
 use crate::recognize::DetectedCard;
