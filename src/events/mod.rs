@@ -297,6 +297,28 @@ pub struct RoundOutcome {
     pub supersedes: Option<u64>,
 }
 
+#[cfg(test)]
+impl RoundOutcome {
+    /// An outcome with no cards, hands, flags or reasons (tests fill in what they need).
+    pub(crate) fn blank(ruleset: RulesetId, status: &str, verification: VerificationStatus) -> RoundOutcome {
+        RoundOutcome {
+            ruleset,
+            status: status.into(),
+            void_citation: None,
+            progressive_carries_over: None,
+            dealer: vec![],
+            dealer_hand: String::new(),
+            dealer_qualifies: None,
+            community: vec![],
+            hands: vec![],
+            folds: vec![],
+            flags: vec![],
+            verification: Verification { status: verification, reasons: vec![] },
+            supersedes: None,
+        }
+    }
+}
+
 /// One pipeline stage's counters (`health`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -738,21 +760,8 @@ mod tests {
     #[test]
     fn sequencer_numbers_per_table_and_links_corrections() {
         let mut s = Sequencer::new();
-        let outcome = RoundOutcome {
-            ruleset: RulesetId::Qpoker2004,
-            status: "settled".into(),
-            void_citation: None,
-            progressive_carries_over: None,
-            dealer: vec![],
-            dealer_hand: String::new(),
-            dealer_qualifies: None,
-            community: vec![],
-            hands: vec![],
-            folds: vec![],
-            flags: vec![],
-            verification: Verification { status: VerificationStatus::Unverified, reasons: vec!["x".into()] },
-            supersedes: None,
-        };
+        let mut outcome = RoundOutcome::blank(RulesetId::Qpoker2004, "settled", VerificationStatus::Unverified);
+        outcome.verification.reasons = vec!["x".into()];
         let mut a = ev(EventBody::RoundOutcome(Box::new(outcome.clone())));
         let mut other = ev(EventBody::Error { source: "hint".into(), message: "bad".into() });
         other.table_id = "T2".into();

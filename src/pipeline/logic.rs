@@ -232,37 +232,22 @@ fn outcome_text(o: &RoundOutcome) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::{HandResult, Verification, VerificationStatus};
+    use crate::events::{HandResult, VerificationStatus};
     use crate::rules::settle::Decision;
     use crate::rules::RulesetId;
 
     #[test]
     fn an_unsettled_outcome_says_what_was_not_read_instead_of_printing_blanks() {
-        let o = RoundOutcome {
-            ruleset: RulesetId::Fortune3cp2025,
-            status: "unsettled".into(),
-            void_citation: None,
-            progressive_carries_over: None,
-            dealer: vec![],
-            dealer_hand: String::new(),
-            dealer_qualifies: None,
-            community: vec![],
-            hands: vec![HandResult {
-                seat: 3,
-                cards: vec![],
-                hand: String::new(),
-                decision: Decision::Played,
-                null: None,
-                bets: vec![],
-            }],
-            folds: vec![],
-            flags: vec![],
-            verification: Verification {
-                status: VerificationStatus::Unverified,
-                reasons: vec!["seat 3 card 1 never seen face up".into()],
-            },
-            supersedes: None,
-        };
+        let mut o = RoundOutcome::blank(RulesetId::Fortune3cp2025, "unsettled", VerificationStatus::Unverified);
+        o.hands = vec![HandResult {
+            seat: 3,
+            cards: vec![],
+            hand: String::new(),
+            decision: Decision::Played,
+            null: None,
+            bets: vec![],
+        }];
+        o.verification.reasons = vec!["seat 3 card 1 never seen face up".into()];
         assert_eq!(
             outcome_text(&o),
             "unsettled unverified (seat 3 card 1 never seen face up); seat 3 not read: not settled"

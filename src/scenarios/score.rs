@@ -264,7 +264,7 @@ pub fn outcome_matches(o: &RoundOutcome, truth: &TruthSettlement) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::{BetResult, HandResult, Verification};
+    use crate::events::{BetResult, HandResult};
     use crate::rules::settle::Decision;
 
     fn truth(flags: Vec<TruthFlag>) -> Vec<TruthRound> {
@@ -319,35 +319,23 @@ mod tests {
     }
 
     fn outcome(status: VerificationStatus, multiple: f64) -> EventBody {
-        EventBody::RoundOutcome(Box::new(RoundOutcome {
-            ruleset: RulesetId::Fortune3cp2025,
-            status: "settled".into(),
-            void_citation: None,
-            progressive_carries_over: None,
-            dealer: vec![],
-            dealer_hand: String::new(),
-            dealer_qualifies: None,
-            community: vec![],
-            hands: vec![HandResult {
-                seat: 1,
-                cards: vec![],
-                hand: String::new(),
-                decision: Decision::Played,
-                null: None,
-                bets: vec![BetResult {
-                    bet: BetKind::Ante,
-                    outcome: "win".into(),
-                    net_multiple: multiple,
-                    stake: None,
-                    net_amount: None,
-                    citations: vec![],
-                }],
+        let mut o = RoundOutcome::blank(RulesetId::Fortune3cp2025, "settled", status);
+        o.hands = vec![HandResult {
+            seat: 1,
+            cards: vec![],
+            hand: String::new(),
+            decision: Decision::Played,
+            null: None,
+            bets: vec![BetResult {
+                bet: BetKind::Ante,
+                outcome: "win".into(),
+                net_multiple: multiple,
+                stake: None,
+                net_amount: None,
+                citations: vec![],
             }],
-            folds: vec![],
-            flags: vec![],
-            verification: Verification { status, reasons: vec![] },
-            supersedes: None,
-        }))
+        }];
+        EventBody::RoundOutcome(Box::new(o))
     }
 
     #[test]
