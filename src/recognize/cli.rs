@@ -260,8 +260,7 @@ fn detect_one(
 pub fn run_detect(args: &DetectArgs) -> Result<bool, RecognizeError> {
     let options = RecognizerOptions {
         session: SessionOptions { intra_threads: args.threads.max(1) },
-        table_plane: !args.network_locator,
-        photo_outlines: !args.network_locator,
+        network_locator: args.network_locator,
         min_index_px: args.min_index_px,
         ..RecognizerOptions::default()
     };

@@ -162,16 +162,15 @@ pub struct RecognizerOptions {
     /// Fit each located card's rectangle to the image's edges ([`locate::refine`]): the
     /// locator's centres are good, its orientation and size are coarse.
     pub refine_edges: bool,
-    /// With a calibration, find cards by measuring them on the rectified table plane
-    /// ([`locate::plane`]) instead of running the locator network.
-    pub table_plane: bool,
+    /// Find cards with the locator network instead of the finders that need no learned model:
+    /// measuring them on the rectified table plane with a calibration ([`locate::plane`]), and
+    /// outlining them in the photo without one ([`locate::photo`], read by a card-corner
+    /// classifier).
+    pub network_locator: bool,
     /// A printed index whose larger side measures fewer frame pixels than this is not read: the
     /// card is reported face up and `unknown`. Rank and suit in fewer pixels are guesses, and a
     /// misread costs far more than a no-read (the tracker waits for a better frame).
     pub min_index_px: f64,
-    /// Without a calibration, find cards as outlines in the photo ([`locate::photo`]) read by a
-    /// card-corner classifier, instead of running the locator network.
-    pub photo_outlines: bool,
 }
 
 /// The default [`RecognizerOptions::min_index_px`]; docs/recognition.md gives the measurement.
@@ -189,9 +188,8 @@ impl Default for RecognizerOptions {
             card_long_px: 72.0,
             max_input_side: 2560,
             refine_edges: true,
-            table_plane: true,
+            network_locator: false,
             min_index_px: MIN_INDEX_PX,
-            photo_outlines: true,
         }
     }
 }
@@ -516,14 +514,14 @@ impl Recognizer {
         }
         let mut times = StageTimes::default();
         let (mut cards, index) = match calibration {
-            Some(g) if self.options.table_plane => {
+            Some(g) if !self.options.network_locator => {
                 times.prepare_ms = ms(t0);
                 let t1 = Instant::now();
                 let found = self.plane_cards(image, g)?;
                 times.locator_ms = ms(t1);
                 (found, Vec::new())
             }
-            None if self.options.photo_outlines && self.classifier.patch_kind() == PatchKind::CardCorner => {
+            None if !self.options.network_locator && self.classifier.patch_kind() == PatchKind::CardCorner => {
                 times.prepare_ms = ms(t0);
                 let out = self.photo_cards(image, &mut times)?;
                 times.total_ms = ms(t0);
