@@ -706,16 +706,10 @@ impl Tracker {
                     }
                     if let Some((card, previous)) = changes.identified {
                         let t = &self.tracks[ti];
-                        let twin_mm = TWIN_READ_SHARE * self.geometry.calibration.card_size_mm[0];
-                        let twin = self.tracks.iter().any(|o| {
-                            o.id != t.id
-                                && o.confirmed
-                                && o.zone.is_some()
-                                && o.zone == t.zone
-                                && o.identity == Some(card)
-                                && o.pos.dist(t.pos) < twin_mm
+                        let twin = t.zone.and_then(|zone| {
+                            self.near_in_zone(t.id, zone, t.pos, TWIN_READ_SHARE, |o| o.identity == Some(card))
                         });
-                        if twin {
+                        if twin.is_some() {
                             // The same print read through a second track: the card measured
                             // twice (a hand of backs split into one piece too many), not a
                             // second copy. The reading is dropped and the track stays unread.
@@ -1087,23 +1081,32 @@ impl Tracker {
 
     /// A track came to rest in a zone; `false` when it was a second track of
     /// a card already there (dropped: no card moved, so the deal is no busier).
+    /// The first confirmed track other than `id` lying in `zone` within `share` of a card's
+    /// width of `pos` that `also` accepts (the same card tracked twice, see [`DUPLICATE_SHARE`]
+    /// and [`TWIN_READ_SHARE`]).
+    fn near_in_zone(
+        &self,
+        id: u32,
+        zone: TableZone,
+        pos: Point,
+        share: f64,
+        also: impl Fn(&Track) -> bool,
+    ) -> Option<usize> {
+        let within = share * self.geometry.calibration.card_size_mm[0];
+        self.tracks
+            .iter()
+            .position(|o| o.id != id && o.confirmed && o.zone == Some(zone) && o.pos.dist(pos) < within && also(o))
+    }
+
     fn on_settled(&mut self, ti: usize, frame: u64, out: &mut Vec<TrackEventKind>) -> bool {
         let phase = self.phase;
         // Two visible cards never lie this close: a first arrival where a card
         // of the zone already lies is that card tracked twice (e.g. a packet's
         // track that jumped between the cards as they spread). The card that
         // arrived first keeps its identity and this track goes, silently.
-        let dup_mm = DUPLICATE_SHARE * self.geometry.calibration.card_size_mm[0];
         if let (false, Some(zone)) = (self.tracks[ti].arrived, self.tracks[ti].candidate) {
             let (id, pos) = (self.tracks[ti].id, self.tracks[ti].pos);
-            let twin = self.tracks.iter().position(|o| {
-                o.id != id
-                    && o.confirmed
-                    && o.arrived
-                    && !o.abandoned
-                    && o.zone == Some(zone)
-                    && o.pos.dist(pos) < dup_mm
-            });
+            let twin = self.near_in_zone(id, zone, pos, DUPLICATE_SHARE, |o| o.arrived && !o.abandoned);
             if let Some(j) = twin {
                 let o = &mut self.tracks[j];
                 o.pos = pos;
