@@ -190,8 +190,9 @@ impl PlaneFinder {
                 &local
             }
         };
-        // Not-felt pixels: colour distance from the local felt (lightness weighs a quarter:
-        // shadows, glare and lighting gradients change it most), inside the table.
+        // Not-felt pixels: colour distance from the felt without cards — the empty table's, else
+        // the local median (lightness weighs a quarter: shadows, glare and lighting gradients
+        // change it most), inside the table.
         let (h, w) = (lab.rows(), lab.cols());
         let mut fg = Mat::new_rows_cols_with_default(h, w, core::CV_8UC1, Scalar::all(0.0)).map_err(cv("mask"))?;
         let mut white = Mat::new_rows_cols_with_default(h, w, core::CV_8UC1, Scalar::all(0.0)).map_err(cv("mask"))?;
@@ -663,8 +664,21 @@ mod tests {
         c.validate(Path::new("mem.json")).unwrap()
     }
 
-    /// Draws a card (table mm, angle in radians) filled with `bgr`, with a light border.
+    /// Draws a card (table mm, angle in radians) filled with `bgr`, with a 1 px grey outline.
     fn draw_card(img: &mut Mat, g: &TableGeometry, c: Point, angle: f64, bgr: [f64; 3]) -> [Point; 4] {
+        draw_card_bordered(img, g, c, angle, bgr, 90.0, 1)
+    }
+
+    /// [`draw_card`] with a border of grey level `border` and `thickness` pixels.
+    fn draw_card_bordered(
+        img: &mut Mat,
+        g: &TableGeometry,
+        c: Point,
+        angle: f64,
+        bgr: [f64; 3],
+        border: f64,
+        thickness: i32,
+    ) -> [Point; 4] {
         let [w, h] = g.calibration.card_size_mm;
         let outline = Polygon::rect(c, w, h, angle);
         let px: Vec<Point> = outline.0.iter().map(|&p| g.table_to_image(p).unwrap()).collect();
@@ -674,8 +688,8 @@ mod tests {
             img,
             &Vector::<Vector<CvPoint>>::from_iter([pts]),
             true,
-            Scalar::all(90.0),
-            1,
+            Scalar::all(border),
+            thickness,
             imgproc::LINE_8,
             0,
         )
@@ -752,17 +766,10 @@ mod tests {
         let empty = Mat::new_rows_cols_with_default(h, w, core::CV_8UC3, felt).unwrap();
         let mut frame = empty.try_clone().unwrap();
         // a red back on red felt: only its thin white border differs from the empty table
-        let [cw, ch] = g.calibration.card_size_mm;
-        let outline = Polygon::rect(Point::new(-150.0, 500.0), cw, ch, 0.4);
-        let px: Vec<Point> = outline.0.iter().map(|&p| g.table_to_image(p).unwrap()).collect();
-        let pts: Vector<CvPoint> = px.iter().map(|p| CvPoint::new(p.x.round() as i32, p.y.round() as i32)).collect();
-        imgproc::fill_convex_poly_def(&mut frame, &pts, Scalar::new(44.0, 42.0, 156.0, 0.0)).unwrap();
-        let ring = Vector::<Vector<CvPoint>>::from_iter([pts]);
-        imgproc::polylines(&mut frame, &ring, true, Scalar::all(235.0), 2, imgproc::LINE_8, 0).unwrap();
+        let quad = draw_card_bordered(&mut frame, &g, Point::new(-150.0, 500.0), 0.4, [44.0, 42.0, 156.0], 235.0, 2);
         let mut finder = PlaneFinder::new(&g).unwrap();
         finder.set_reference(&empty).unwrap();
         let found = finder.find(&frame).unwrap();
-        let quad = [px[0], px[1], px[2], px[3]];
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(polygon_iou(&found[0].quad, &quad) >= 0.8, "{found:?}");
         assert!(!found[0].face_up, "{found:?}");

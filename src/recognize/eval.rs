@@ -849,7 +849,7 @@ fn eval_session(
     let geometry = crate::calib::Calibration::load(&dir.join("calibration.json"))?;
     if with_reference {
         let empty = crate::presence::eval::simulated_empty_reference(dir, &geometry)
-            .map_err(|e| bad(dir.join(crate::sim::session::EMPTY_TABLE_FILE), e.to_string()))?;
+            .map_err(|e| bad(dir.to_path_buf(), format!("its empty table: {e}")))?;
         recognizer.set_table_reference(&geometry, &empty)?;
     }
     let fp = dir.join("frames.jsonl");
@@ -1217,8 +1217,7 @@ pub fn run_eval(args: &EvalArgs) -> Result<Report, RecognizeError> {
     };
     let options = RecognizerOptions {
         session: SessionOptions { intra_threads: args.threads.max(1) },
-        table_plane: !args.network_locator,
-        photo_outlines: !args.network_locator,
+        network_locator: args.network_locator,
         min_index_px: args.min_index_px,
         ..RecognizerOptions::default()
     };
