@@ -596,8 +596,21 @@ fn fit_row(profile: &[f64], long: f64, cw: f64) -> Vec<f64> {
         .filter(|&i| profile[i] >= profile[i - 1] && profile[i] >= profile[i + 1] && profile[i] > MIN_EDGE_STEP)
         .map(|i| (i, profile[i]))
         .collect();
-    let strongest = peaks.iter().map(|p| p.1).fold(0.0, f64::max);
-    let noise = (0.35 * strongest).max(MIN_EDGE_STEP);
+    // Two levels. A predicted edge earns its step above the inner steps' level: the row's two
+    // ends are card against felt, far stronger than a white card's edge on another white card,
+    // and measured against them every inner edge of a face-up hand fell short, so the comb with
+    // the fewest cards won. A step left unexplained costs only above the whole row's level: a
+    // face's pips and index are many weak steps, and explaining them is no reason for a card.
+    let end = ROW_SNAP * cw;
+    let level = |inner_only: bool| {
+        let strongest = peaks
+            .iter()
+            .filter(|p| !inner_only || (p.0 as f64 > end && (p.0 as f64) < long - end))
+            .map(|p| p.1)
+            .fold(0.0, f64::max);
+        (0.35 * strongest).max(MIN_EDGE_STEP)
+    };
+    let (noise, strong) = (level(true), level(false));
     let border = ROW_BORDER * cw;
     let mut best: Option<(f64, Vec<f64>)> = None;
     for k in 2..=8usize {
@@ -633,8 +646,8 @@ fn fit_row(profile: &[f64], long: f64, cw: f64) -> Vec<f64> {
                 })
             };
             for &(i, v) in &peaks {
-                if v > noise && !explained(i as f64) {
-                    score -= v - noise;
+                if v > strong && !explained(i as f64) {
+                    score -= v - strong;
                 }
             }
             let lefts: Vec<f64> = if right_sides {
@@ -810,6 +823,26 @@ mod tests {
         let lefts = fit_row(&p, 112.0, 50.0);
         assert_eq!(lefts.len(), 3, "{lefts:?}");
         for (got, want) in lefts.iter().zip([0.0, 31.0, 62.0]) {
+            assert!((got - want).abs() <= 2.0, "{lefts:?}");
+        }
+    }
+
+    /// Five face-up cards 55 px wide, 31 px apart, as measured on a stud reveal: the row's ends
+    /// (card against felt) step by ~100, a white card's edge on another white card by ~10, each
+    /// card's index column is a few weaker steps after its edge, the faces are flat (2–4).
+    #[test]
+    fn a_face_up_row_is_counted_by_its_faint_inner_edges_not_against_its_ends() {
+        let long = 179usize;
+        let mut p: Vec<f64> = (0..long).map(|i| 2.0 + (i % 3) as f64).collect();
+        p[1] = 102.0;
+        p[long - 2] = 96.0;
+        for e in [31usize, 62, 93, 124] {
+            p[e] = 10.0;
+            p[e + 5] = 7.0;
+        }
+        let lefts = fit_row(&p, long as f64, 55.0);
+        assert_eq!(lefts.len(), 5, "{lefts:?}");
+        for (got, want) in lefts.iter().zip([0.0, 31.0, 62.0, 93.0, 124.0]) {
             assert!((got - want).abs() <= 2.0, "{lefts:?}");
         }
     }
