@@ -141,8 +141,9 @@ fn outcomes(evs: &[Event]) -> Vec<tablecam::events::RoundOutcome> {
 /// The frame from which a camera has all the evidence for a flag, from the
 /// ground truth alone. The plan's `visible_from_action` names where the
 /// irregularity starts; some need more to be told apart:
-/// * a card dealt (face up, to a hand without a bet, one too many) is evidence
-///   once it has landed: the end of that action;
+/// * a card dealt (face up, to a hand without a bet) is evidence once it has
+///   landed: the end of that action; one too many once it has rested there
+///   `extra_card_settle_frames` too;
 /// * a wrong order is a swap or a skipped hand only once the next delivery lands;
 /// * a hand left short is short only when the deal is over (no card for
 ///   `deal_idle_frames`);
@@ -185,7 +186,10 @@ fn evidence_frame(
             Some(if short {
                 end(last_deal) + u64::from(to.deal_idle_frames) + u64::from(to.settle_frames)
             } else {
-                end(f.visible_from_action)
+                // A card beyond a full hand counts once it has rested there
+                // `extra_card_settle_frames` (an arm over a hand is measured as one card
+                // more for a few frames; see TrackerOptions).
+                end(f.visible_from_action) + u64::from(to.extra_card_settle_frames)
             })
         }
         IrregularityKind::CardRemoved => {

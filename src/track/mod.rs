@@ -119,6 +119,13 @@ pub struct TrackerOptions {
     pub settle_speed_mm: f64,
     /// Still frames inside a zone before the card belongs to it.
     pub settle_frames: u32,
+    /// Still frames before a card first seen *inside* a hand (or the community) that already
+    /// holds every card the ruleset deals it counts as one more card there. Every ruleset deals
+    /// a fixed number of cards, and a card dealt one too many is seen flying in (it is not held
+    /// back); one that appears among a full hand's cards is far more often a misreading (an arm
+    /// reaching over the hand, the hand measured one card too many while it is touched) than a
+    /// card slipped in unseen. A real one stays; the flag waits this long for it.
+    pub extra_card_settle_frames: u32,
     /// Frames outside its zone before a card has left it.
     pub leave_frames: u32,
     /// A card missing this long while lying in its zone is gone (occlusions are shorter).
@@ -157,6 +164,7 @@ impl Default for TrackerOptions {
             face_frames: 2,
             settle_speed_mm: 6.0,
             settle_frames: 2,
+            extra_card_settle_frames: 10,
             leave_frames: 2,
             occlusion_frames: 20,
             lost_moving_frames: 5,
@@ -181,8 +189,16 @@ impl TrackerOptions {
         if !(0.5..=1.0).contains(&self.identity_agreement) {
             return bad("identity_agreement", "must be in 0.5..=1.0 (a majority)");
         }
-        if self.identity_votes == 0 || self.confirm_hits == 0 || self.face_frames == 0 || self.settle_frames == 0 {
-            return bad("identity_votes", "frame and vote counts must be at least 1");
+        if self.identity_votes == 0
+            || self.confirm_hits == 0
+            || self.face_frames == 0
+            || self.settle_frames == 0
+            || self.extra_card_settle_frames < self.settle_frames
+        {
+            return bad(
+                "identity_votes",
+                "frame and vote counts must be at least 1, and extra_card_settle_frames at least settle_frames",
+            );
         }
         Ok(())
     }
@@ -971,6 +987,11 @@ impl Tracker {
     fn update_track(&mut self, ti: usize, p: Point, o: &CardObservation) -> TrackChanges {
         let opts = self.opts.clone();
         let zone_here = self.zone_of(p);
+        let id = self.tracks[ti].id;
+        let settle_frames = match zone_here {
+            Some(z) if self.appeared_in_full(ti, z) => opts.extra_card_settle_frames,
+            _ => opts.settle_frames,
+        };
         let touch_down =
             matches!(self.phase, RoundPhase::Decisions | RoundPhase::Reveal) && !self.near_shoe(self.tracks[ti].born);
         let t = &mut self.tracks[ti];
@@ -1048,7 +1069,7 @@ impl Tracker {
                     t.candidate = if still { zone_here } else { None };
                     t.candidate_frames = u32::from(t.candidate.is_some());
                 }
-                if t.confirmed && t.candidate.is_some() && t.candidate_frames >= opts.settle_frames {
+                if t.confirmed && t.candidate.is_some() && t.candidate_frames >= settle_frames {
                     changes.settled = true;
                 } else if t.confirmed && !t.arrived && t.left_from.is_none() && touch_down {
                     // A card brought in from off the table (not from the shoe)
@@ -1079,8 +1100,30 @@ impl Tracker {
         changes
     }
 
-    /// A track came to rest in a zone; `false` when it was a second track of
-    /// a card already there (dropped: no card moved, so the deal is no busier).
+    /// Whether track `ti`, not yet arrived anywhere, was first seen inside `zone` (not flown in
+    /// from the shoe or from off the table) while `zone` already holds every card the ruleset
+    /// deals it. A card dealt one too many is seen on its way in; a piece that appears among a
+    /// full hand's cards is that hand measured again (see
+    /// [`TrackerOptions::extra_card_settle_frames`]).
+    fn appeared_in_full(&self, ti: usize, zone: TableZone) -> bool {
+        let t = &self.tracks[ti];
+        !t.arrived && t.left_from.is_none() && self.zone_of(t.born) == Some(zone) && self.zone_full(zone, t.id)
+    }
+
+    /// Whether `zone` holds every card the ruleset deals it (other than track `except`): cards
+    /// that arrived there and have not left, seen now or hidden (see
+    /// [`TrackerOptions::extra_card_settle_frames`]).
+    fn zone_full(&self, zone: TableZone, except: u32) -> bool {
+        let per = match zone {
+            TableZone::Seat(_) | TableZone::Dealer => self.rs.cards_per_hand,
+            TableZone::Community if self.rs.community_cards > 0 => self.rs.community_cards,
+            TableZone::Community | TableZone::Discard => return false,
+        };
+        let held =
+            self.tracks.iter().filter(|t| t.id != except && t.arrived && !t.abandoned && t.zone == Some(zone)).count();
+        held >= usize::from(per)
+    }
+
     /// The first confirmed track other than `id` lying in `zone` within `share` of a card's
     /// width of `pos` that `also` accepts (the same card tracked twice, see [`DUPLICATE_SHARE`]
     /// and [`TWIN_READ_SHARE`]).
@@ -1098,6 +1141,8 @@ impl Tracker {
             .position(|o| o.id != id && o.confirmed && o.zone == Some(zone) && o.pos.dist(pos) < within && also(o))
     }
 
+    /// A track came to rest in a zone; `false` when it was a second track of
+    /// a card already there (dropped: no card moved, so the deal is no busier).
     fn on_settled(&mut self, ti: usize, frame: u64, out: &mut Vec<TrackEventKind>) -> bool {
         let phase = self.phase;
         // Two visible cards never lie this close: a first arrival where a card
@@ -1472,5 +1517,72 @@ mod tests {
         assert_eq!(identified.len(), 1, "{identified:?}");
         assert_eq!(identified[0].1, card);
         assert_eq!(t.cards().iter().filter(|c| c.3 == Some(card)).count(), 1, "{:?}", t.cards());
+    }
+
+    /// On stud reveals an arm reaching over a full hand was measured as one card more for a
+    /// few frames, and each time the verifier flagged "6 cards where 5 are dealt". A card
+    /// beyond a hand's count must rest there longer; a real one still counts.
+    #[test]
+    fn a_card_beyond_a_full_hand_counts_only_when_it_stays() {
+        let (mut t, g) = tracker();
+        let per = usize::from(Ruleset::new(RulesetId::Fortune3cp2025).cards_per_hand);
+        let zone = TableZone::Seat(3);
+        let hand = g
+            .calibration
+            .zones
+            .iter()
+            .find(|z| z.kind == ZoneKind::Hand { seat: 3 })
+            .expect("seat 3 has a hand zone")
+            .polygon_mm
+            .centroid();
+        let cw = g.calibration.card_size_mm[0];
+        let spot = |i: usize| Point::new(hand.x + (i as f64 - 1.0) * 0.55 * cw, hand.y);
+        let extra = Point::new(hand.x + 0.3 * cw, hand.y - 0.3 * g.calibration.card_size_mm[1]);
+        assert_eq!(t.zone_of(extra), Some(zone));
+        let mut dealt = Vec::new();
+        let push = |t: &mut Tracker, dealt: &mut Vec<(u64, TableZone)>, n: u64, cards: Vec<CardObservation>| {
+            let obs = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![] };
+            for e in t.push(&obs) {
+                if let TrackEventKind::Dealt { zone: z, .. } = e.kind {
+                    dealt.push((n, z));
+                }
+            }
+        };
+        // the hand's cards slide in one after the other and rest
+        let resting = |n: u64| -> Vec<CardObservation> {
+            (0..per)
+                .filter(|&i| n >= 20 * i as u64)
+                .map(|i| {
+                    let k = (n - 20 * i as u64).min(15) as f64;
+                    let p = spot(i);
+                    back_at(&g, Point::new(p.x, p.y + 15.0 * (15.0 - k)))
+                })
+                .collect()
+        };
+        let full = 20 * per as u64 + 10;
+        for n in 0..full {
+            push(&mut t, &mut dealt, n, resting(n));
+        }
+        assert_eq!(dealt.len(), per, "{dealt:?}");
+        // a piece more for six frames (an arm over the hand), then gone
+        for n in full..full + 40 {
+            let mut cards = resting(n);
+            if n < full + 6 {
+                cards.push(back_at(&g, extra));
+            }
+            push(&mut t, &mut dealt, n, cards);
+        }
+        assert_eq!(dealt.len(), per, "a passing piece is no card: {dealt:?}");
+        // a real card put there and left: it counts, after the longer wait
+        let put = full + 40;
+        for n in put..put + 30 {
+            let mut cards = resting(n);
+            cards.push(back_at(&g, extra));
+            push(&mut t, &mut dealt, n, cards);
+        }
+        assert_eq!(dealt.len(), per + 1, "{dealt:?}");
+        let (at, z) = dealt[per];
+        assert_eq!(z, zone);
+        assert!(at >= put + u64::from(TrackerOptions::default().extra_card_settle_frames), "{dealt:?}");
     }
 }
