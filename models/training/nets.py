@@ -100,24 +100,49 @@ CLS_LAYERS = [("k1", 3, 24, 3, 1), ("k2", 24, 24, 3, 2), ("k3", 24, 48, 3, 1), (
               ("k5", 48, 96, 3, 1), ("k6", 96, 96, 3, 2), ("k7", 96, 128, 3, 1)]
 
 
-def classifier_init(key, n_classes=54, flat_cells=None):
+def classifier_init(key, n_classes=54, flat_cells=None, widths=None, factored=False):
     """`flat_cells`: None for v1 (global average pooling before the linear layer); for v2 the
     cell count of the last feature map (6 × 4 for a 48 × 32 corner patch), which is flattened
-    instead — an upright corner's layout (rank above suit, at the corner) is evidence too."""
-    keys = jax.random.split(key, len(CLS_LAYERS) + 1)
-    p = {name: _init_conv(k, cin, cout, ks) for k, (name, cin, cout, ks, _) in zip(keys, CLS_LAYERS)}
-    for name, _, cout, _, _ in CLS_LAYERS:  # batch norm after every conv (folded into it at export)
+    instead — an upright corner's layout (rank above suit, at the corner) is evidence too.
+    `widths`: the seven convolutions' output channels (default CLS_LAYERS'). `factored`: the 52
+    card logits are a rank term + a suit term + a small per-card term (`_head`), so that what is
+    learnt about a rank's glyph from one suit serves the other three (v4)."""
+    keys = jax.random.split(key, len(CLS_LAYERS) + 1)  # as v2 drew them: same init when not factored
+    widths = widths or [cout for _, _, cout, _, _ in CLS_LAYERS]
+    cins = [3] + list(widths[:-1])
+    p = {name: _init_conv(k, cin, cout, ks)
+         for k, (name, _, _, ks, _), cin, cout in zip(keys, CLS_LAYERS, cins, widths)}
+    for (name, _, _, _, _), cout in zip(CLS_LAYERS, widths):  # batch norm after every conv (folded at export)
         p[name]["g"] = jnp.ones((cout,), jnp.float32)
-    fan_in = 128 * (flat_cells or 1)
-    p["fc"] = {"w": (jax.random.normal(keys[-1], (fan_in, n_classes)) * np.sqrt(1.0 / fan_in)).astype(jnp.float32),
-               "b": jnp.zeros((n_classes,), jnp.float32)}
+    fan_in = widths[-1] * (flat_cells or 1)
+
+    def lin(k, n, scale=1.0):
+        return (jax.random.normal(k, (fan_in, n)) * scale * np.sqrt(1.0 / fan_in)).astype(jnp.float32)
+    p["fc"] = {"w": lin(keys[-1], n_classes), "b": jnp.zeros((n_classes,), jnp.float32)}
+    if factored:
+        k_rank, k_suit = jax.random.split(keys[-1], 3)[1:]
+        p["fc"]["w"] = p["fc"]["w"] * 0.1
+        p["fc_rank"] = {"w": lin(k_rank, 13)}
+        p["fc_suit"] = {"w": lin(k_suit, 4)}
     return p
+
+
+def _factored_w(p):
+    """The fc weights with the rank and suit terms added to the 52 card columns (labels() order:
+    rank-major, suits D C H S), i.e. the single linear layer that is exported."""
+    w = p["fc"]["w"]
+    if "fc_rank" not in p:
+        return w
+    r, s = p["fc_rank"]["w"], p["fc_suit"]["w"]
+    cards = (r[:, :, None] + s[:, None, :]).reshape(w.shape[0], 52)
+    return w + jnp.concatenate([cards, jnp.zeros((w.shape[0], w.shape[1] - 52), w.dtype)], axis=1)
 
 
 def _head(p, x):
     """Global average pooling (v1) or flattening (v2, see classifier_init), then the linear layer."""
-    x = jnp.mean(x, axis=(2, 3)) if p["fc"]["w"].shape[0] == x.shape[1] else x.reshape(x.shape[0], -1)
-    return x @ p["fc"]["w"] + p["fc"]["b"]
+    w = _factored_w(p)
+    x = jnp.mean(x, axis=(2, 3)) if w.shape[0] == x.shape[1] else x.reshape(x.shape[0], -1)
+    return x @ w + p["fc"]["b"]
 
 
 def classifier_apply(p, x, stats=None):
@@ -163,7 +188,8 @@ def classifier_stats(p, x):
 
 def fold_bn(p, stats):
     """The plain conv parameters equal to conv → batch norm (with `stats`) → + b."""
-    q = dict(p)
+    q = {k: v for k, v in p.items() if k not in ("fc_rank", "fc_suit")}
+    q["fc"] = {"w": np.asarray(_factored_w(p), np.float32), "b": np.asarray(p["fc"]["b"], np.float32)}
     for name, _, _, _, _ in CLS_LAYERS:
         m, v = (np.asarray(t, np.float64) for t in stats[name])
         k = np.asarray(p[name]["g"], np.float64) / np.sqrt(v + BN_EPS)
@@ -264,7 +290,7 @@ def export_classifier(p, path, meta):
     x = g.normalise("patch")
     for name, _, _, _, s in CLS_LAYERS:
         x = g.relu(g.conv(x, p[name], s))
-    corner = np.asarray(p["fc"]["w"]).shape[0] != 128
+    corner = np.asarray(p["fc"]["w"]).shape[0] != np.asarray(p[CLS_LAYERS[-1][0]]["w"]).shape[0]
     if not corner:
         x = g.op("GlobalAveragePool", [x])
     x = g.op("Flatten", [x], axis=1)

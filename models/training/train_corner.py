@@ -119,6 +119,11 @@ def main():
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--max-wrong", type=float, default=0.0005, help="calibration bound on wrong card answers")
+    # The committed v2 recipe is the default. Tried 2026-11-25 and not adopted (models/MODEL_CARD.md,
+    # "v4"): --widths 32,32,64,64,128,128,160 --factored --steps 6000.
+    ap.add_argument("--widths", default="24,24,48,48,96,96,128", help="output channels of the seven convolutions")
+    ap.add_argument("--factored", action="store_true",
+                    help="card logits = rank term + suit term + per-card term (nets.classifier_init)")
     ap.add_argument("--init", help="checkpoint to continue from (.pkl)")
     ap.add_argument("--train-extra", help="more training patches, sampled together with --train")
     ap.add_argument("--ckpt", help="where to write the checkpoint (default: next to --train)")
@@ -131,7 +136,9 @@ def main():
         X, Y = np.concatenate([X, z2["X"]]), np.concatenate([Y, z2["Y"]])
     print(f"corner classifier: {len(Y)} training patches, classes {len(set(Y.tolist()))}/54", flush=True)
     rng = np.random.default_rng(args.seed)
-    params = nets.classifier_init(jax.random.PRNGKey(args.seed), flat_cells=CELLS)
+    widths = [int(w) for w in args.widths.split(",")]
+    params = nets.classifier_init(jax.random.PRNGKey(args.seed), flat_cells=CELLS, widths=widths,
+                                  factored=args.factored)
     if args.init:  # continue (fine-tune) from a checkpoint written by a previous run
         with open(args.init, "rb") as f:
             params = jax.tree_util.tree_map(jnp.asarray, pickle.load(f))
@@ -165,7 +172,8 @@ def main():
         pt, rt = evaluate(params, zt["X"]), readable(zt)
         lines.append(report("test designs, readable", pt[rt], zt["Y"][rt], t))
     meta = {"tablecam.min_confidence": f"{t:.4f}",
-            "tablecam.training": f"corners.py patches={len(Y)} steps={args.steps} batch={args.batch} seed={args.seed}",
+            "tablecam.training": f"corners.py patches={len(Y)} steps={args.steps} batch={args.batch} seed={args.seed} "
+                                  f"widths={args.widths} factored={args.factored}",
             "tablecam.validation": " | ".join(lines)}
     nets.export_classifier(params, args.out, meta)
     diff = nets.check_export(args.out, lambda x: jax.nn.softmax(nets.classifier_apply_folded(params, x)),
