@@ -987,7 +987,6 @@ impl Tracker {
     fn update_track(&mut self, ti: usize, p: Point, o: &CardObservation) -> TrackChanges {
         let opts = self.opts.clone();
         let zone_here = self.zone_of(p);
-        let id = self.tracks[ti].id;
         let settle_frames = match zone_here {
             Some(z) if self.appeared_in_full(ti, z) => opts.extra_card_settle_frames,
             _ => opts.settle_frames,
