@@ -1449,6 +1449,11 @@ mod tests {
         CardObservation { face: ObservedFace::Back, confidence: 0.9, face_up: false, quad: [q[0], q[1], q[2], q[3]] }
     }
 
+    fn hand_centre(g: &TableGeometry, seat: u8) -> Point {
+        let zone = g.calibration.zones.iter().find(|z| z.kind == ZoneKind::Hand { seat });
+        zone.expect("the seat has a hand zone").polygon_mm.centroid()
+    }
+
     fn started(events: &[TrackEvent]) -> bool {
         events.iter().any(|e| matches!(e.kind, TrackEventKind::RoundStarted { .. }))
     }
@@ -1484,14 +1489,7 @@ mod tests {
     #[test]
     fn two_tracks_reading_one_print_in_one_hand_identify_it_once() {
         let (mut t, g) = tracker();
-        let hand = g
-            .calibration
-            .zones
-            .iter()
-            .find(|z| z.kind == ZoneKind::Hand { seat: 3 })
-            .expect("seat 3 has a hand zone")
-            .polygon_mm
-            .centroid();
+        let hand = hand_centre(&g, 3);
         let card: Card = "7H".parse().unwrap();
         let face_at = |p: Point| CardObservation { face: ObservedFace::Card(card), face_up: true, ..back_at(&g, p) };
         let shift = 0.4 * g.calibration.card_size_mm[0];
@@ -1526,14 +1524,7 @@ mod tests {
         let (mut t, g) = tracker();
         let per = usize::from(Ruleset::new(RulesetId::Fortune3cp2025).cards_per_hand);
         let zone = TableZone::Seat(3);
-        let hand = g
-            .calibration
-            .zones
-            .iter()
-            .find(|z| z.kind == ZoneKind::Hand { seat: 3 })
-            .expect("seat 3 has a hand zone")
-            .polygon_mm
-            .centroid();
+        let hand = hand_centre(&g, 3);
         let cw = g.calibration.card_size_mm[0];
         let spot = |i: usize| Point::new(hand.x + (i as f64 - 1.0) * 0.55 * cw, hand.y);
         let extra = Point::new(hand.x + 0.3 * cw, hand.y - 0.3 * g.calibration.card_size_mm[1]);
