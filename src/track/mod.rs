@@ -121,10 +121,12 @@ pub struct TrackerOptions {
     pub settle_frames: u32,
     /// Still frames before a card first seen *inside* a hand (or the community) that already
     /// holds every card the ruleset deals it counts as one more card there. Every ruleset deals
-    /// a fixed number of cards, and a card dealt one too many is seen flying in (it is not held
-    /// back); one that appears among a full hand's cards is far more often a misreading (an arm
-    /// reaching over the hand, the hand measured one card too many while it is touched) than a
-    /// card slipped in unseen. A real one stays; the flag waits this long for it.
+    /// a fixed number of cards, and a piece that appears among a full hand's cards is more
+    /// often a misreading (an arm reaching over the hand, the hand measured one card too many
+    /// while it is touched) than a card too many. A real one stays, and its `wrong_card_count`
+    /// flag waits this long for it: a card seen flying in from outside the hand is not held
+    /// back, but a dealt card is often first seen where it lands (the dealer's hand hid its
+    /// flight).
     pub extra_card_settle_frames: u32,
     /// Frames outside its zone before a card has left it.
     pub leave_frames: u32,
@@ -189,16 +191,11 @@ impl TrackerOptions {
         if !(0.5..=1.0).contains(&self.identity_agreement) {
             return bad("identity_agreement", "must be in 0.5..=1.0 (a majority)");
         }
-        if self.identity_votes == 0
-            || self.confirm_hits == 0
-            || self.face_frames == 0
-            || self.settle_frames == 0
-            || self.extra_card_settle_frames < self.settle_frames
-        {
-            return bad(
-                "identity_votes",
-                "frame and vote counts must be at least 1, and extra_card_settle_frames at least settle_frames",
-            );
+        if self.identity_votes == 0 || self.confirm_hits == 0 || self.face_frames == 0 || self.settle_frames == 0 {
+            return bad("identity_votes", "frame and vote counts must be at least 1");
+        }
+        if self.extra_card_settle_frames < self.settle_frames {
+            return bad("extra_card_settle_frames", "must be at least settle_frames");
         }
         Ok(())
     }
