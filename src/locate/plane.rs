@@ -410,19 +410,7 @@ impl PlaneFinder {
         let r = imgproc::bounding_rect(c).map_err(cv("necks"))?;
         let mut only = Mat::new_rows_cols_with_default(mask.rows(), mask.cols(), core::CV_8UC1, Scalar::all(0.0))
             .map_err(cv("necks"))?;
-        let shape: Vector<Vector<CvPoint>> = Vector::from_iter([c.clone()]);
-        imgproc::draw_contours(
-            &mut only,
-            &shape,
-            0,
-            Scalar::all(255.0),
-            imgproc::FILLED,
-            imgproc::LINE_8,
-            &core::no_array(),
-            0,
-            CvPoint::new(0, 0),
-        )
-        .map_err(cv("necks"))?;
+        fill_contours(&mut only, &Vector::from_iter([c.clone()]), "necks")?;
         let roi = Mat::roi(&only, r).map_err(cv("necks"))?;
         let opened = open_disc(&roi, neck, "necks")?;
         let mut parts: Vector<Vector<CvPoint>> = Vector::new();
@@ -517,9 +505,14 @@ fn fill_holes(mask: &mut Mat) -> Result<(), LocateError> {
     let mut contours: Vector<Vector<CvPoint>> = Vector::new();
     imgproc::find_contours_def(mask, &mut contours, imgproc::RETR_EXTERNAL, imgproc::CHAIN_APPROX_SIMPLE)
         .map_err(cv("fill"))?;
+    fill_contours(mask, &contours, "fill")
+}
+
+/// Sets every pixel of `mask` inside any of `contours`.
+fn fill_contours(mask: &mut Mat, contours: &Vector<Vector<CvPoint>>, context: &'static str) -> Result<(), LocateError> {
     imgproc::draw_contours(
         mask,
-        &contours,
+        contours,
         -1,
         Scalar::all(255.0),
         imgproc::FILLED,
@@ -528,8 +521,7 @@ fn fill_holes(mask: &mut Mat) -> Result<(), LocateError> {
         i32::MAX,
         CvPoint::new(0, 0),
     )
-    .map_err(cv("fill"))?;
-    Ok(())
+    .map_err(cv(context))
 }
 
 /// `mask` opened with a disc `diameter` plane pixels wide (odd, at least 3): what is narrower
