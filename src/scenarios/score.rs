@@ -249,6 +249,10 @@ pub fn score_session(truth: &[TruthRound], events: &[Event]) -> (Tally, Vec<i64>
 
 /// Whether a verified outcome says what the truth's settlement says: the same status and, for
 /// every bet of the truth, the same net multiple (and no bet the truth does not have).
+///
+/// A void round returns every stake, so its bets only have to be the truth's and all at zero:
+/// the truth is settled from the script's plan, which lists the bets a voided deal never
+/// reached (a stud Raise, a Play), while the camera saw only the bets placed before the void.
 pub fn outcome_matches(o: &RoundOutcome, truth: &TruthSettlement) -> bool {
     if o.status != truth.status.status {
         return false;
@@ -258,6 +262,9 @@ pub fn outcome_matches(o: &RoundOutcome, truth: &TruthSettlement) -> bool {
         truth.hands.iter().flat_map(|h| h.bets.iter().map(move |b| (h.seat, b.bet, key(b.net_multiple)))).collect();
     let got: BTreeSet<(u8, BetKind, i64)> =
         o.hands.iter().flat_map(|h| h.bets.iter().map(move |b| (h.seat, b.bet, key(b.net_multiple)))).collect();
+    if o.status == "void" {
+        return got.is_subset(&want) && want.iter().all(|&(_, _, net)| net == 0);
+    }
     want == got
 }
 
@@ -386,6 +393,33 @@ mod tests {
         assert_eq!(lat, vec![3]);
         let l = FlagLatency::of(&lat, 30.0);
         assert_eq!((l.p50_ms, l.within_250ms), (Some(100.0), 1));
+    }
+
+    #[test]
+    fn a_void_round_matches_on_the_bets_placed_before_the_void() {
+        let bet = |bet, net_multiple| TruthBet { bet, net_multiple };
+        let truth = TruthSettlement {
+            status: TruthStatus { status: "void".into() },
+            hands: vec![TruthHand { seat: 1, bets: vec![bet(BetKind::Ante, 0.0), bet(BetKind::Play, 0.0)] }],
+        };
+        let with = |status: &str, bets: &[(BetKind, f64)]| {
+            let EventBody::RoundOutcome(mut o) = outcome(VerificationStatus::Verified, 0.0) else { unreachable!() };
+            o.status = status.into();
+            let template = o.hands[0].bets[0].clone();
+            o.hands[0].bets =
+                bets.iter().map(|&(bet, net_multiple)| BetResult { bet, net_multiple, ..template.clone() }).collect();
+            o
+        };
+        // The Play the voided deal never reached is not missing.
+        assert!(outcome_matches(&with("void", &[(BetKind::Ante, 0.0)]), &truth));
+        assert!(outcome_matches(&with("void", &[(BetKind::Ante, 0.0), (BetKind::Play, 0.0)]), &truth));
+        // A bet the truth does not have, a stake not returned, a round not void: wrong.
+        assert!(!outcome_matches(&with("void", &[(BetKind::PairPlus, 0.0)]), &truth));
+        assert!(!outcome_matches(&with("void", &[(BetKind::Ante, 1.0)]), &truth));
+        assert!(!outcome_matches(&with("settled", &[(BetKind::Ante, 0.0)]), &truth));
+        // A settled round still needs every bet of the truth.
+        let settled = TruthSettlement { status: TruthStatus { status: "settled".into() }, ..truth };
+        assert!(!outcome_matches(&with("settled", &[(BetKind::Ante, 0.0)]), &settled));
     }
 
     #[test]
