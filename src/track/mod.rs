@@ -537,11 +537,13 @@ impl Tracker {
         self.chips_seen.iter().filter(|(_, &last)| last + CHIP_HOLD_FRAMES >= frame).map(|(s, _)| *s).collect()
     }
 
-    /// The number of cards the ruleset prescribes for the bets seen.
-    fn prescribed_total(&self, frame: u64) -> u32 {
+    /// The hands (and community spot) the ruleset deals for the bets seen, each with its number
+    /// of cards.
+    fn prescribed(&self, frame: u64) -> Vec<(TableZone, u32)> {
         let per = u32::from(self.rs.cards_per_hand);
         if self.rs.kind == GameKind::SanGong {
-            return 8 * per;
+            // Every place is dealt, the banker's included (sangong-1996 Art. 2).
+            return self.zones.iter().filter(|z| matches!(z.zone, TableZone::Seat(_))).map(|z| (z.zone, per)).collect();
         }
         let chips = self.chips_now(frame);
         let mut seats: BTreeSet<u8> = match &self.hinted_bets {
@@ -554,13 +556,16 @@ impl Tracker {
             TableZone::Seat(s) => Some(*s),
             _ => None,
         }));
+        let mut zones: Vec<(TableZone, u32)> = seats.into_iter().map(|s| (TableZone::Seat(s), per)).collect();
+        zones.push((TableZone::Dealer, per));
         // Where the Progressive shares the Six Card Bonus spot a camera cannot
         // tell it (layout::progressive_shares_spot) and its community cards are
         // not counted on: waiting for them would hold the deal open into the
         // players' decisions, and cards turned then would read as dealt face up.
-        let progressive = chips.iter().any(|s| s.bet == BetKind::Progressive);
-        let community = if progressive { u32::from(self.rs.community_cards) } else { 0 };
-        (seats.len() as u32 + 1) * per + community
+        if chips.iter().any(|s| s.bet == BetKind::Progressive) && self.rs.community_cards > 0 {
+            zones.push((TableZone::Community, u32::from(self.rs.community_cards)));
+        }
+        zones
     }
 
     fn set_phase(&mut self, to: RoundPhase, reason: &str, frame: u64, out: &mut Vec<TrackEventKind>) {
@@ -1120,6 +1125,17 @@ impl Tracker {
         held >= usize::from(per)
     }
 
+    /// Cards of the deal lying in `zone` now: in view, or hidden under the card that landed on
+    /// them. A card lost under the dealer's hand and picked up again off its place arrives a
+    /// second time, so a count of arrivals alone ends the deal before its last cards; a hand
+    /// holding a card too many does not make up for another hand still short of one.
+    fn held_in(&self, zone: TableZone) -> u32 {
+        let lies = |t: &Track| t.arrived && !t.abandoned && t.zone == Some(zone);
+        let in_view = self.tracks.iter().filter(|t| lies(t)).count();
+        let hidden = self.lost.iter().filter(|(t, _)| t.hidden && lies(t)).count();
+        (in_view + hidden) as u32
+    }
+
     /// The first confirmed track other than `id` lying in `zone` within `share` of a card's
     /// width of `pos` that `also` accepts (the same card tracked twice, see [`DUPLICATE_SHARE`]
     /// and [`TWIN_READ_SHARE`]).
@@ -1333,9 +1349,13 @@ impl Tracker {
                 self.set_phase(RoundPhase::Dealing, "a card was dealt", frame, out);
             }
             RoundPhase::Dealing => {
-                let expected = self.prescribed_total(frame);
+                let prescribed = self.prescribed(frame);
+                let expected: u32 = prescribed.iter().map(|&(_, n)| n).sum();
                 if self.dealt_count > 0 && !moving {
-                    if self.dealt_count >= expected && idle >= u64::from(self.opts.deal_settle_frames) {
+                    if self.dealt_count >= expected
+                        && prescribed.iter().all(|&(zone, n)| self.held_in(zone) >= n)
+                        && idle >= u64::from(self.opts.deal_settle_frames)
+                    {
                         self.set_phase(RoundPhase::Decisions, "every hand has its cards", frame, out);
                     } else if idle >= u64::from(self.opts.deal_idle_frames) {
                         let reason =
@@ -1447,8 +1467,12 @@ mod tests {
     }
 
     fn hand_centre(g: &TableGeometry, seat: u8) -> Point {
-        let zone = g.calibration.zones.iter().find(|z| z.kind == ZoneKind::Hand { seat });
-        zone.expect("the seat has a hand zone").polygon_mm.centroid()
+        zone_centre(g, ZoneKind::Hand { seat })
+    }
+
+    fn zone_centre(g: &TableGeometry, kind: ZoneKind) -> Point {
+        let zone = g.calibration.zones.iter().find(|z| z.kind == kind);
+        zone.expect("the table has that zone").polygon_mm.centroid()
     }
 
     fn started(events: &[TrackEvent]) -> bool {
@@ -1571,5 +1595,76 @@ mod tests {
         let (at, z) = dealt[per];
         assert_eq!(z, zone);
         assert!(at >= put + u64::from(TrackerOptions::default().extra_card_settle_frames), "{dealt:?}");
+    }
+
+    /// A deal of a hand at seat 3 and the dealer's hand, a card every 25 frames (it slides in
+    /// over 15 frames and rests 10); `seen(i, n, place)` says where card `i` is seen at frame
+    /// `n` once it rests (`None`: out of sight). Returns the `Dealt` events (frame, zone, phase)
+    /// and the frame the decisions began.
+    fn deal_seat_3_and_dealer(
+        seen: impl Fn(usize, u64, Point) -> Vec<Point>,
+    ) -> (Vec<(u64, TableZone, RoundPhase)>, Option<u64>, u64) {
+        let (mut t, g) = tracker();
+        let per = u64::from(Ruleset::new(RulesetId::Fortune3cp2025).cards_per_hand);
+        let cw = g.calibration.card_size_mm[0];
+        let spot = |c: Point, i: u64| Point::new(c.x + (i as f64 - 1.0) * 0.55 * cw, c.y);
+        let (seat, dealer) = (hand_centre(&g, 3), zone_centre(&g, ZoneKind::DealerHand));
+        let mut cards: Vec<(u64, Point)> = (0..per).map(|i| (25 * i, spot(seat, i))).collect();
+        cards.extend((0..per).map(|i| (25 * (per + i), spot(dealer, i))));
+        let last = 25 * (2 * per - 1);
+        let (mut dealt, mut decisions_at) = (Vec::new(), None);
+        for n in 0..last + 60 {
+            let mut obs = Vec::new();
+            for (i, &(from, p)) in cards.iter().enumerate() {
+                if n < from {
+                    continue;
+                }
+                let k = (n - from).min(15) as f64;
+                let places = if k < 15.0 { vec![Point::new(p.x, p.y + 15.0 * (15.0 - k))] } else { seen(i, n, p) };
+                obs.extend(places.into_iter().map(|q| back_at(&g, q)));
+            }
+            let frame = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards: obs, spots: vec![] };
+            for e in t.push(&frame) {
+                match e.kind {
+                    TrackEventKind::Dealt { zone, phase, .. } => dealt.push((n, zone, phase)),
+                    TrackEventKind::Phase { to: RoundPhase::Decisions, .. } => decisions_at = decisions_at.or(Some(n)),
+                    _ => {}
+                }
+            }
+        }
+        (dealt, decisions_at, last)
+    }
+
+    /// A stud card lost under the dealer's hand and seen again off its place arrived twice, and
+    /// that count ended the deal one card early: the last card, dealt during the "decisions",
+    /// was flagged. The deal waits until the hands hold their cards.
+    #[test]
+    fn a_card_counted_twice_does_not_end_the_deal_early() {
+        // the seat's first card is out of sight from frame 60 (the dealer's hand over it) and
+        // is seen again 45 mm off its place from frame 90
+        let (dealt, decisions_at, last) = deal_seat_3_and_dealer(|i, n, p| match (i, n) {
+            (0, 60..=89) => vec![],
+            (0, 90..) => vec![Point::new(p.x, p.y + 45.0)],
+            _ => vec![p],
+        });
+        // the card seen again counts as an arrival (the tracker cannot tell it from a new one)...
+        assert_eq!(dealt.len(), 7, "{dealt:?}");
+        // ...but every card, the dealer's last one included, was dealt in the deal
+        assert!(dealt.iter().all(|d| d.2 == RoundPhase::Dealing), "{dealt:?}");
+        assert!(decisions_at.is_some_and(|d| d > last + 15), "{decisions_at:?} {dealt:?}");
+    }
+
+    /// On stud tables a hand's card measured as two (a split) made up for the dealer's card not
+    /// dealt yet: "every hand has its cards" counted cards over all hands.
+    #[test]
+    fn a_hand_with_a_card_too_many_does_not_make_up_for_one_short() {
+        // the seat's last card is seen as two pieces half a card apart once it rests
+        let (dealt, decisions_at, last) = deal_seat_3_and_dealer(|i, _, p| match i {
+            2 => vec![p, Point::new(p.x, p.y - 45.0)],
+            _ => vec![p],
+        });
+        assert_eq!(dealt.iter().filter(|d| d.1 == TableZone::Seat(3)).count(), 4, "{dealt:?}");
+        assert!(dealt.iter().all(|d| d.2 == RoundPhase::Dealing), "{dealt:?}");
+        assert!(decisions_at.is_some_and(|d| d > last + 15), "{decisions_at:?} {dealt:?}");
     }
 }
