@@ -128,6 +128,12 @@ pub struct TrackerOptions {
     /// back, but a dealt card is often first seen where it lands (the dealer's hand hid its
     /// flight).
     pub extra_card_settle_frames: u32,
+    /// The same from the reveal on. A hand turned face up is often measured one piece too many,
+    /// a piece that reads the index of a card it lies on and stays as long as the hand lies
+    /// spread (one on a stud reveal lay 60 frames, until the collection). A card slipped into a
+    /// full hand then stays to the collection too, and is flagged this much later. Before the
+    /// reveal the shorter wait holds: a card dealt one too many lands just after the deal.
+    pub late_extra_card_settle_frames: u32,
     /// Frames outside its zone before a card has left it.
     pub leave_frames: u32,
     /// A card missing this long while lying in its zone is gone (occlusions are shorter).
@@ -167,6 +173,7 @@ impl Default for TrackerOptions {
             settle_speed_mm: 6.0,
             settle_frames: 2,
             extra_card_settle_frames: 10,
+            late_extra_card_settle_frames: 90,
             leave_frames: 2,
             occlusion_frames: 20,
             lost_moving_frames: 5,
@@ -196,6 +203,9 @@ impl TrackerOptions {
         }
         if self.extra_card_settle_frames < self.settle_frames {
             return bad("extra_card_settle_frames", "must be at least settle_frames");
+        }
+        if self.late_extra_card_settle_frames < self.settle_frames {
+            return bad("late_extra_card_settle_frames", "must be at least settle_frames");
         }
         Ok(())
     }
@@ -990,7 +1000,10 @@ impl Tracker {
         let opts = self.opts.clone();
         let zone_here = self.zone_of(p);
         let settle_frames = match zone_here {
-            Some(z) if self.appeared_in_full(ti, z) => opts.extra_card_settle_frames,
+            Some(z) if self.appeared_in_full(ti, z) => match self.phase {
+                RoundPhase::Reveal | RoundPhase::Settlement => opts.late_extra_card_settle_frames,
+                _ => opts.extra_card_settle_frames,
+            },
             _ => opts.settle_frames,
         };
         let touch_down =
@@ -1538,8 +1551,9 @@ mod tests {
     }
 
     /// On stud reveals an arm reaching over a full hand was measured as one card more for a
-    /// few frames, and each time the verifier flagged "6 cards where 5 are dealt". A card
-    /// beyond a hand's count must rest there longer; a real one still counts.
+    /// few frames, and each time the verifier flagged "6 cards where 5 are dealt"; a hand
+    /// spread face up was measured one piece too many for seconds. A card beyond a hand's count
+    /// must rest there longer, longer still from the reveal on; a real one still counts.
     #[test]
     fn a_card_beyond_a_full_hand_counts_only_when_it_stays() {
         let (mut t, g) = tracker();
@@ -1575,7 +1589,8 @@ mod tests {
             push(&mut t, &mut dealt, n, resting(n));
         }
         assert_eq!(dealt.len(), per, "{dealt:?}");
-        // a piece more for six frames (an arm over the hand), then gone
+        // during the deal, a piece more for six frames (an arm over the hand), then gone
+        assert_eq!(t.phase(), RoundPhase::Dealing);
         for n in full..full + 40 {
             let mut cards = resting(n);
             if n < full + 6 {
@@ -1584,17 +1599,42 @@ mod tests {
             push(&mut t, &mut dealt, n, cards);
         }
         assert_eq!(dealt.len(), per, "a passing piece is no card: {dealt:?}");
-        // a real card put there and left: it counts, after the longer wait
-        let put = full + 40;
-        for n in put..put + 30 {
+        // the deal is over for want of cards; the hand's first card is turned face up
+        assert_eq!(t.phase(), RoundPhase::Decisions);
+        let card: Card = "7H".parse().unwrap();
+        let turned = |n: u64| {
             let mut cards = resting(n);
+            cards[0] = CardObservation { face: ObservedFace::Card(card), face_up: true, ..cards[0] };
+            cards
+        };
+        let reveal = full + 40;
+        for n in reveal..reveal + 10 {
+            push(&mut t, &mut dealt, n, turned(n));
+        }
+        assert_eq!(t.phase(), RoundPhase::Reveal);
+        // on the reveal, a piece more for two seconds (the hand measured one piece too many
+        // while it lies spread), then gone
+        let late = u64::from(TrackerOptions::default().late_extra_card_settle_frames);
+        let piece = reveal + 10;
+        for n in piece..piece + late + 20 {
+            let mut cards = turned(n);
+            if n < piece + 60 {
+                cards.push(back_at(&g, extra));
+            }
+            push(&mut t, &mut dealt, n, cards);
+        }
+        assert_eq!(dealt.len(), per, "a piece of the spread hand is no card: {dealt:?}");
+        // a real card put there and left: it counts, after the longer wait
+        let put = piece + late + 20;
+        for n in put..put + late + 20 {
+            let mut cards = turned(n);
             cards.push(back_at(&g, extra));
             push(&mut t, &mut dealt, n, cards);
         }
         assert_eq!(dealt.len(), per + 1, "{dealt:?}");
         let (at, z) = dealt[per];
         assert_eq!(z, zone);
-        assert!(at >= put + u64::from(TrackerOptions::default().extra_card_settle_frames), "{dealt:?}");
+        assert!(at >= put + late, "{dealt:?}");
     }
 
     /// A deal of a hand at seat 3 and the dealer's hand, a card every 25 frames (it slides in
