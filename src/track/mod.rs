@@ -1149,6 +1149,62 @@ impl Tracker {
         (in_view + hidden) as u32
     }
 
+    /// A card of `zone` lost face down and track `ti` arriving face up near it after the deal:
+    /// the card turned over (a stud hand turned face up comes down off its place, under the
+    /// hand that turns it), not a card taken and another put in its place. A swap in a face-down
+    /// hand brings a face-down card. The lost track takes the new one's place, reported turned.
+    fn took_over_a_turned_card(
+        &mut self,
+        ti: usize,
+        zone: TableZone,
+        frame: u64,
+        out: &mut Vec<TrackEventKind>,
+    ) -> bool {
+        let (pos, read) = (self.tracks[ti].pos, self.tracks[ti].identity);
+        let reach = self.geometry.calibration.card_size_mm[1];
+        let turned = self
+            .lost
+            .iter()
+            .enumerate()
+            .filter(|(_, (o, _))| {
+                o.zone == Some(zone)
+                    && !o.face_up
+                    && !o.abandoned
+                    && o.pos.dist(pos) < reach
+                    && (o.identity.is_none() || o.identity == read)
+            })
+            .min_by(|a, b| a.1 .0.pos.dist(pos).total_cmp(&b.1 .0.pos.dist(pos)).then(a.1 .0.id.cmp(&b.1 .0.id)))
+            .map(|(i, _)| i);
+        let Some(j) = turned else { return false };
+        let (mut o, _) = self.lost.remove(j);
+        let n = &self.tracks[ti];
+        o.pos = n.pos;
+        o.vel = n.vel;
+        o.missed = 0;
+        o.hits += n.hits;
+        o.face_up = true;
+        o.face_streak = n.face_streak;
+        o.last_seen = frame;
+        o.hidden = false;
+        o.outside_frames = 0;
+        o.candidate = None;
+        o.candidate_frames = 0;
+        if o.identity.is_none() {
+            o.identity = n.identity;
+            o.votes = n.votes.clone();
+        }
+        let (id, card) = (o.id, o.identity);
+        self.tracks[ti] = o;
+        if self.phase == RoundPhase::Decisions {
+            self.turned_up = true;
+        }
+        if let TableZone::Seat(s) = zone {
+            self.revealed.insert(s);
+        }
+        out.push(TrackEventKind::Turned { track: id, zone, face_up: true, card, phase: self.phase });
+        true
+    }
+
     /// The first confirmed track other than `id` lying in `zone` within `share` of a card's
     /// width of `pos` that `also` accepts (the same card tracked twice, see [`DUPLICATE_SHARE`]
     /// and [`TWIN_READ_SHARE`]).
@@ -1215,6 +1271,12 @@ impl Tracker {
                 if phase == RoundPhase::Dealing {
                     out.push(TrackEventKind::Dealt { track: id, zone, order: 0, face_up, card, phase });
                 }
+                return true;
+            }
+            if matches!(phase, RoundPhase::Decisions | RoundPhase::Reveal | RoundPhase::Settlement)
+                && face_up
+                && self.took_over_a_turned_card(ti, zone, frame, out)
+            {
                 return true;
             }
             if matches!(phase, RoundPhase::Decisions | RoundPhase::Reveal | RoundPhase::Settlement) {
@@ -1637,13 +1699,19 @@ mod tests {
         assert!(at >= put + late, "{dealt:?}");
     }
 
+    /// What a test deal records: the `Dealt` events (frame, zone, phase), the frame the
+    /// decisions began, the frame the last card was dealt, and every event with its frame.
+    struct TestDeal {
+        dealt: Vec<(u64, TableZone, RoundPhase)>,
+        decisions_at: Option<u64>,
+        last: u64,
+        events: Vec<(u64, TrackEventKind)>,
+    }
+
     /// A deal of a hand at seat 3 and the dealer's hand, a card every 25 frames (it slides in
-    /// over 15 frames and rests 10); `seen(i, n, place)` says where card `i` is seen at frame
-    /// `n` once it rests (`None`: out of sight). Returns the `Dealt` events (frame, zone, phase)
-    /// and the frame the decisions began.
-    fn deal_seat_3_and_dealer(
-        seen: impl Fn(usize, u64, Point) -> Vec<Point>,
-    ) -> (Vec<(u64, TableZone, RoundPhase)>, Option<u64>, u64) {
+    /// over 15 frames and rests 10), face down; `seen(i, n, place)` says where card `i` is seen
+    /// at frame `n` once it rests and which face it shows (`None`: its back), for `frames`.
+    fn deal_seat_3_and_dealer(frames: u64, seen: impl Fn(usize, u64, Point) -> Vec<(Point, Option<Card>)>) -> TestDeal {
         let (mut t, g) = tracker();
         let per = u64::from(Ruleset::new(RulesetId::Fortune3cp2025).cards_per_hand);
         let cw = g.calibration.card_size_mm[0];
@@ -1652,27 +1720,34 @@ mod tests {
         let mut cards: Vec<(u64, Point)> = (0..per).map(|i| (25 * i, spot(seat, i))).collect();
         cards.extend((0..per).map(|i| (25 * (per + i), spot(dealer, i))));
         let last = 25 * (2 * per - 1);
-        let (mut dealt, mut decisions_at) = (Vec::new(), None);
-        for n in 0..last + 60 {
+        let mut deal = TestDeal { dealt: Vec::new(), decisions_at: None, last, events: Vec::new() };
+        for n in 0..frames {
             let mut obs = Vec::new();
             for (i, &(from, p)) in cards.iter().enumerate() {
                 if n < from {
                     continue;
                 }
                 let k = (n - from).min(15) as f64;
-                let places = if k < 15.0 { vec![Point::new(p.x, p.y + 15.0 * (15.0 - k))] } else { seen(i, n, p) };
-                obs.extend(places.into_iter().map(|q| back_at(&g, q)));
+                let places =
+                    if k < 15.0 { vec![(Point::new(p.x, p.y + 15.0 * (15.0 - k)), None)] } else { seen(i, n, p) };
+                obs.extend(places.into_iter().map(|(q, face)| match face {
+                    None => back_at(&g, q),
+                    Some(c) => CardObservation { face: ObservedFace::Card(c), face_up: true, ..back_at(&g, q) },
+                }));
             }
             let frame = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards: obs, spots: vec![] };
             for e in t.push(&frame) {
                 match e.kind {
-                    TrackEventKind::Dealt { zone, phase, .. } => dealt.push((n, zone, phase)),
-                    TrackEventKind::Phase { to: RoundPhase::Decisions, .. } => decisions_at = decisions_at.or(Some(n)),
+                    TrackEventKind::Dealt { zone, phase, .. } => deal.dealt.push((n, zone, phase)),
+                    TrackEventKind::Phase { to: RoundPhase::Decisions, .. } => {
+                        deal.decisions_at = deal.decisions_at.or(Some(n))
+                    }
                     _ => {}
                 }
+                deal.events.push((n, e.kind));
             }
         }
-        (dealt, decisions_at, last)
+        deal
     }
 
     /// A stud card lost under the dealer's hand and seen again off its place arrived twice, and
@@ -1682,10 +1757,10 @@ mod tests {
     fn a_card_counted_twice_does_not_end_the_deal_early() {
         // the seat's first card is out of sight from frame 60 (the dealer's hand over it) and
         // is seen again 45 mm off its place from frame 90
-        let (dealt, decisions_at, last) = deal_seat_3_and_dealer(|i, n, p| match (i, n) {
+        let TestDeal { dealt, decisions_at, last, .. } = deal_seat_3_and_dealer(185, |i, n, p| match (i, n) {
             (0, 60..=89) => vec![],
-            (0, 90..) => vec![Point::new(p.x, p.y + 45.0)],
-            _ => vec![p],
+            (0, 90..) => vec![(Point::new(p.x, p.y + 45.0), None)],
+            _ => vec![(p, None)],
         });
         // the card seen again counts as an arrival (the tracker cannot tell it from a new one)...
         assert_eq!(dealt.len(), 7, "{dealt:?}");
@@ -1699,12 +1774,43 @@ mod tests {
     #[test]
     fn a_hand_with_a_card_too_many_does_not_make_up_for_one_short() {
         // the seat's last card is seen as two pieces half a card apart once it rests
-        let (dealt, decisions_at, last) = deal_seat_3_and_dealer(|i, _, p| match i {
-            2 => vec![p, Point::new(p.x, p.y - 45.0)],
-            _ => vec![p],
+        let TestDeal { dealt, decisions_at, last, .. } = deal_seat_3_and_dealer(185, |i, _, p| match i {
+            2 => vec![(p, None), (Point::new(p.x, p.y - 45.0), None)],
+            _ => vec![(p, None)],
         });
         assert_eq!(dealt.iter().filter(|d| d.1 == TableZone::Seat(3)).count(), 4, "{dealt:?}");
         assert!(dealt.iter().all(|d| d.2 == RoundPhase::Dealing), "{dealt:?}");
         assert!(decisions_at.is_some_and(|d| d > last + 15), "{decisions_at:?} {dealt:?}");
+    }
+
+    /// On stud reveals a hand turned face up came down off its place, its cards out of sight
+    /// under the turning hand for a second: each card was reported removed and a new one dealt,
+    /// and the pair flagged as a swap. A card lost face down that comes back face up near its
+    /// place was turned over.
+    #[test]
+    fn a_card_turned_over_off_its_place_is_turned_not_swapped() {
+        let card: Card = "9C".parse().unwrap();
+        // the deal ends at about frame 160; seat 3's middle card is out of sight from frame 200
+        // to 229 and comes down face up 40 mm off its place
+        let deal = deal_seat_3_and_dealer(300, |i, n, p| match (i, n) {
+            (1, 200..=229) => vec![],
+            (1, 230..) => vec![(Point::new(p.x + 25.0, p.y + 30.0), Some(card))],
+            _ => vec![(p, None)],
+        });
+        assert!(deal.decisions_at.is_some_and(|d| d < 200), "{:?}", deal.decisions_at);
+        let after: Vec<&TrackEventKind> = deal.events.iter().filter(|(n, _)| *n >= 200).map(|(_, e)| e).collect();
+        assert!(
+            !after.iter().any(|e| matches!(e, TrackEventKind::Dealt { .. } | TrackEventKind::Removed { .. })),
+            "{after:?}"
+        );
+        let turned = after.iter().find_map(|e| match e {
+            TrackEventKind::Turned { track, zone, face_up: true, .. } => Some((*track, *zone)),
+            _ => None,
+        });
+        let mut middle = deal.events.iter().filter_map(|(_, e)| match e {
+            TrackEventKind::Dealt { track, zone: TableZone::Seat(3), order: 2, .. } => Some(*track),
+            _ => None,
+        });
+        assert_eq!(turned, middle.next_back().map(|t| (t, TableZone::Seat(3))), "{after:?}");
     }
 }
