@@ -698,19 +698,8 @@ impl Tracker {
                         activity = true;
                         let t = &self.tracks[ti];
                         if let Some(zone) = t.zone {
-                            if face_up && self.phase == RoundPhase::Decisions && zone != TableZone::Discard {
-                                self.turned_up = true;
-                            }
-                            if let (true, TableZone::Seat(s)) = (face_up, zone) {
-                                self.revealed.insert(s);
-                            }
-                            out.push(TrackEventKind::Turned {
-                                track: t.id,
-                                zone,
-                                face_up,
-                                card: t.identity,
-                                phase: self.phase,
-                            });
+                            let (track, card) = (t.id, t.identity);
+                            self.report_turned(track, zone, face_up, card, &mut out);
                         }
                     }
                     if let Some(from) = changes.left {
@@ -1195,14 +1184,27 @@ impl Tracker {
         }
         let (id, card) = (o.id, o.identity);
         self.tracks[ti] = o;
-        if self.phase == RoundPhase::Decisions {
+        self.report_turned(id, zone, true, card, out);
+        true
+    }
+
+    /// A card of `zone` was turned: a card turned face up during the decisions starts the
+    /// reveal, and a hand with a card face up was revealed (its collection is no fold).
+    fn report_turned(
+        &mut self,
+        track: u32,
+        zone: TableZone,
+        face_up: bool,
+        card: Option<Card>,
+        out: &mut Vec<TrackEventKind>,
+    ) {
+        if face_up && self.phase == RoundPhase::Decisions && zone != TableZone::Discard {
             self.turned_up = true;
         }
-        if let TableZone::Seat(s) = zone {
+        if let (true, TableZone::Seat(s)) = (face_up, zone) {
             self.revealed.insert(s);
         }
-        out.push(TrackEventKind::Turned { track: id, zone, face_up: true, card, phase: self.phase });
-        true
+        out.push(TrackEventKind::Turned { track, zone, face_up, card, phase: self.phase });
     }
 
     /// The first confirmed track other than `id` lying in `zone` within `share` of a card's
@@ -1273,13 +1275,10 @@ impl Tracker {
                 }
                 return true;
             }
-            if matches!(phase, RoundPhase::Decisions | RoundPhase::Reveal | RoundPhase::Settlement)
-                && face_up
-                && self.took_over_a_turned_card(ti, zone, frame, out)
-            {
-                return true;
-            }
             if matches!(phase, RoundPhase::Decisions | RoundPhase::Reveal | RoundPhase::Settlement) {
+                if face_up && self.took_over_a_turned_card(ti, zone, frame, out) {
+                    return true;
+                }
                 // After the deal a new card where a card of the zone was lost:
                 // that card is gone (reported before the arrival, so that the
                 // pair reads as a swap).
