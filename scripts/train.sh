@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Retrains both recognition models from scratch, reproducibly, on CPU:
+# Retrains the recognition models from scratch, reproducibly, on CPU:
 #   1. a Python venv with models/training/requirements.txt (PyPI wheels) in .native/train-venv
 #   2. the simulator's detection dataset (datasets/generated/detect), if missing
-#   3. the locator, then the card-corner classifier (patches synthesised from the deck artwork,
-#      models/training/corners.py); both exported to models/*.onnx with their checks.
+#   3. the locator, then the card-corner classifiers (patches synthesised from the deck artwork,
+#      models/training/corners.py; the photo classifier adds real index patches); all exported
+#      to models/*.onnx with their checks.
 # Seeds are fixed; the real photos are read from ../shared/real-cards (train half only,
 # see models/training/real_split.json). Override steps with LOCATOR_STEPS / CLASSIFIER_STEPS.
 set -euo pipefail
@@ -58,4 +59,17 @@ if [ -n "${REAL_PATCHES:-}" ]; then
 fi
 "$VENV/bin/python" models/training/train_corner.py --train "$T/corners-train.npz" "${EXTRA[@]}" \
   --val "$T/corners-val.npz" --test "$T/corners-test.npz" --steps "${CLASSIFIER_STEPS:-3000}" --seed 1
-sha256sum models/locator.onnx models/classifier.onnx
+# The photo classifier (models/classifier-photo.onnx, read only for photos without calibration):
+# the same recipe on 100,000 simulator patches, a fifth of each batch being index patches of the
+# real photos' train half cut through the glyph proposals (models/training/real_glyphs.py; the
+# table classifier above only decides which unlabelled spots to skip). SKIP_PHOTO=1 skips it.
+if [ -z "${SKIP_PHOTO:-}" ]; then
+  [ -s "$T/corners-photo-train.npz" ] || "$VENV/bin/python" models/training/corners.py --faces "$F" --split train \
+    --seed 1 --n "${PHOTO_PATCHES:-100000}" --out "$T/corners-photo-train.npz"
+  [ -s "$T/corners-real-glyphs.npz" ] || "$VENV/bin/python" models/training/real_glyphs.py --out "$T/corners-real-glyphs.npz"
+  "$VENV/bin/python" models/training/train_corner.py --train "$T/corners-photo-train.npz" \
+    --train-extra "$T/corners-real-glyphs.npz" --extra-share 0.2 \
+    --val "$T/corners-val.npz" --test "$T/corners-test.npz" --steps "${PHOTO_STEPS:-3000}" --seed 1 \
+    --ckpt "$T/photo-classifier.pkl" --out models/classifier-photo.onnx
+fi
+sha256sum models/locator.onnx models/classifier.onnx models/classifier-photo.onnx

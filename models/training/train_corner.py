@@ -126,11 +126,14 @@ def main():
                     help="card logits = rank term + suit term + per-card term (nets.classifier_init)")
     ap.add_argument("--init", help="checkpoint to continue from (.pkl)")
     ap.add_argument("--train-extra", help="more training patches, sampled together with --train")
+    ap.add_argument("--extra-share", type=float,
+                    help="share of each batch drawn from --train-extra (default: in proportion to its size)")
     ap.add_argument("--ckpt", help="where to write the checkpoint (default: next to --train)")
     ap.add_argument("--out", default=os.path.join(ROOT, "models", "classifier.onnx"))
     args = ap.parse_args()
     z = np.load(args.train)
     X, Y = z["X"], z["Y"]
+    n_main = len(Y)
     if args.train_extra:
         z2 = np.load(args.train_extra)
         X, Y = np.concatenate([X, z2["X"]]), np.concatenate([Y, z2["Y"]])
@@ -147,7 +150,11 @@ def main():
     key = jax.random.PRNGKey(args.seed + 7)
     t0, avg = time.time(), None
     for step in range(args.steps):
-        i = rng.integers(0, len(Y), args.batch)
+        if args.extra_share is not None and len(Y) > n_main:
+            k = rng.binomial(args.batch, args.extra_share)
+            i = np.r_[rng.integers(0, n_main, args.batch - k), rng.integers(n_main, len(Y), k)]
+        else:
+            i = rng.integers(0, len(Y), args.batch)
         lr = optim.cosine_lr(step, args.steps, args.lr)
         params, state, loss = train_step(params, state, lr, jax.random.fold_in(key, step), X[i], Y[i])
         avg = float(loss) if avg is None else 0.98 * avg + 0.02 * float(loss)
@@ -173,7 +180,9 @@ def main():
         lines.append(report("test designs, readable", pt[rt], zt["Y"][rt], t))
     meta = {"tablecam.min_confidence": f"{t:.4f}",
             "tablecam.training": f"corners.py patches={len(Y)} steps={args.steps} batch={args.batch} seed={args.seed} "
-                                  f"widths={args.widths} factored={args.factored}",
+                                  f"widths={args.widths} factored={args.factored}"
+                                  + (f" extra={os.path.basename(args.train_extra)} share={args.extra_share}"
+                                     if args.train_extra else ""),
             "tablecam.validation": " | ".join(lines)}
     nets.export_classifier(params, args.out, meta)
     diff = nets.check_export(args.out, lambda x: jax.nn.softmax(nets.classifier_apply_folded(params, x)),

@@ -16,6 +16,7 @@
 //! the quadrilateral convention ([`order_quad`]) and the polygon helpers.
 pub mod decode;
 pub mod geometry;
+pub mod glyphs;
 pub mod photo;
 pub mod plane;
 pub mod refine;

@@ -70,6 +70,10 @@ pub struct EvalArgs {
     /// The classifier model.
     #[arg(long, default_value = crate::classify::DEFAULT_PATH)]
     pub classifier: PathBuf,
+    /// The classifier of the real photos (read without calibration).
+    /// [default: models/classifier-photo.onnx, or --classifier where that is given]
+    #[arg(long)]
+    pub photo_classifier: Option<PathBuf>,
     /// ONNX Runtime intra-op threads per model.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
@@ -91,6 +95,10 @@ pub struct EvalArgs {
     /// the figures then describe that threshold, not the model as shipped).
     #[arg(long)]
     pub min_confidence: Option<f32>,
+    /// Read photos from card outlines only, not from index glyphs on no outline (to measure
+    /// what the glyph proposals add, docs/recognition.md).
+    #[arg(long)]
+    pub without_index_glyphs: bool,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -721,6 +729,8 @@ pub struct Report {
     pub classifier: PathBuf,
     /// The classifier's threshold.
     pub min_confidence: f32,
+    /// The classifier of the real photos and its threshold, where they were read.
+    pub photo_classifier: Option<(PathBuf, f32)>,
     /// Simulator results.
     pub sim: Option<SimReport>,
     /// Real-photo results.
@@ -990,6 +1000,9 @@ fn markdown(r: &Report) -> String {
         r.classifier.display(),
         r.min_confidence
     );
+    if let Some((path, t)) = &r.photo_classifier {
+        let _ = writeln!(s, "Real photos read with `{}` (min_confidence {:.3}).\n", path.display(), t);
+    }
     let confusion_table = |s: &mut String, c: &[Confusion]| {
         if c.is_empty() {
             s.push_str("No wrong readings.\n\n");
@@ -1219,12 +1232,21 @@ pub fn run_eval(args: &EvalArgs) -> Result<Report, RecognizeError> {
         session: SessionOptions { intra_threads: args.threads.max(1) },
         network_locator: args.network_locator,
         min_index_px: args.min_index_px,
+        index_glyphs: !args.without_index_glyphs,
         ..RecognizerOptions::default()
     };
     let (locator, classifier) = (resolve_model(&args.locator), resolve_model(&args.classifier));
     let mut recognizer = Recognizer::with_options(&locator, &classifier, options)?;
+    let mut photo_classifier = classifier.clone();
+    if let Some(p) = super::cli::photo_classifier(&args.classifier, &args.photo_classifier) {
+        if real.is_some() && !args.network_locator {
+            photo_classifier = resolve_model(&p);
+            recognizer.set_photo_classifier(&photo_classifier)?;
+        }
+    }
     if let Some(t) = args.min_confidence {
         recognizer.classifier_mut().set_min_confidence(t);
+        recognizer.photo_classifier_mut().set_min_confidence(t);
     }
     let mut errors = Vec::new();
     let mut sim = sim.map(|d| eval_sim(&mut recognizer, &d, &args.split, args.limit, &mut errors)).transpose()?;
@@ -1241,8 +1263,16 @@ pub fn run_eval(args: &EvalArgs) -> Result<Report, RecognizeError> {
     let real = real
         .map(|d| eval_real(&mut recognizer, &d, args.real_split.as_deref(), args.limit, &mut errors))
         .transpose()?;
-    let report =
-        Report { locator, classifier, min_confidence: recognizer.classifier_mut().min_confidence(), sim, real };
+    let photo_classifier =
+        real.is_some().then(|| (photo_classifier, recognizer.photo_classifier_mut().min_confidence()));
+    let report = Report {
+        locator,
+        classifier,
+        min_confidence: recognizer.classifier_mut().min_confidence(),
+        photo_classifier,
+        sim,
+        real,
+    };
 
     std::fs::create_dir_all(&args.out).map_err(|source| RecognizeError::Io { path: args.out.clone(), source })?;
     let write = |name: &str, text: String| {

@@ -83,6 +83,12 @@ pub enum RecognizeError {
         /// Calibration height.
         cal_h: u32,
     },
+    /// The photo classifier is not a card-corner classifier.
+    #[error("{}: the photo classifier must read card corners (tablecam.patch_kind=card_corner); restore the committed {}", path.display(), crate::classify::PHOTO_PATH)]
+    PhotoClassifier {
+        /// The file.
+        path: PathBuf,
+    },
     /// An image file could not be read or decoded.
     #[error("{}: {message}", path.display())]
     Image {
@@ -171,6 +177,9 @@ pub struct RecognizerOptions {
     /// card is reported face up and `unknown`. Rank and suit in fewer pixels are guesses, and a
     /// misread costs far more than a no-read (the tracker waits for a better frame).
     pub min_index_px: f64,
+    /// Without calibration, also read the index corners that no card outline surrounds (the
+    /// cards of a fan or a pile, [`locate::glyphs`]).
+    pub index_glyphs: bool,
 }
 
 /// The default [`RecognizerOptions::min_index_px`]; docs/recognition.md gives the measurement.
@@ -189,6 +198,7 @@ impl Default for RecognizerOptions {
             max_input_side: 2560,
             refine_edges: true,
             network_locator: false,
+            index_glyphs: true,
             min_index_px: MIN_INDEX_PX,
         }
     }
@@ -428,6 +438,8 @@ pub const PAIR_DISTANCE: f64 = 6.0;
 pub struct Recognizer {
     locator: Locator,
     classifier: Classifier,
+    /// Reads photos without calibration, where given (else `classifier` does).
+    photo_classifier: Option<Classifier>,
     options: RecognizerOptions,
     /// The locator's input, kept between frames.
     input: Array4<f32>,
@@ -450,7 +462,30 @@ impl Recognizer {
     ) -> Result<Recognizer, RecognizeError> {
         let locator = Locator::load(locator, &options.session)?;
         let classifier = Classifier::load(classifier, &options.session)?;
-        Ok(Recognizer { locator, classifier, options, input: Array4::zeros((0, 3, 0, 0)), planes: Vec::new() })
+        Ok(Recognizer {
+            locator,
+            classifier,
+            photo_classifier: None,
+            options,
+            input: Array4::zeros((0, 3, 0, 0)),
+            planes: Vec::new(),
+        })
+    }
+
+    /// Reads photos without calibration with this card-corner classifier
+    /// ([`classify::PHOTO_PATH`]) instead of the table's.
+    pub fn set_photo_classifier(&mut self, path: impl AsRef<Path>) -> Result<(), RecognizeError> {
+        let c = Classifier::load(path.as_ref(), &self.options.session)?;
+        if c.patch_kind() != PatchKind::CardCorner {
+            return Err(RecognizeError::PhotoClassifier { path: path.as_ref().to_path_buf() });
+        }
+        self.photo_classifier = Some(c);
+        Ok(())
+    }
+
+    /// The classifier that reads photos without calibration.
+    pub fn photo_classifier_mut(&mut self) -> &mut Classifier {
+        self.photo_classifier.as_mut().unwrap_or(&mut self.classifier)
     }
 
     /// Gives the table-plane finder of `g`'s camera its empty table (a frame of that camera with
@@ -714,27 +749,42 @@ impl Recognizer {
     }
 
     /// Cards of an uncalibrated photo: outline candidates ([`locate::photo`]), each read at both
-    /// diagonals ([`either_diagonal`]) from a level of the frame where it is at most
-    /// [`MAX_READ_LONG_PX`] long, kept where the classifier sees a face or a back, overlaps
-    /// suppressed in favour of the better reading ([`suppress_overlaps`]).
+    /// diagonals ([`either_diagonal`]), kept where the classifier sees a face or a back, overlaps
+    /// suppressed in favour of the better reading ([`suppress_overlaps`]); then the index corners
+    /// no outline explains ([`locate::glyphs`], [`index_reads`]). Every patch is cut from a level
+    /// of the frame where its card is at most [`MAX_READ_LONG_PX`] long.
     fn photo_cards(&mut self, image: &Mat, times: &mut StageTimes) -> Result<Vec<DetectedCard>, RecognizeError> {
         let ms = |t: Instant| t.elapsed().as_secs_f64() * 1e3;
         let t1 = Instant::now();
+        let level_of = |long: f64| (long / MAX_READ_LONG_PX).log2().ceil().max(0.0) as u32;
+        // an index printed too small to read tells nothing, not even face or back
+        let min_index_px = self.options.min_index_px;
         let quads: Vec<(Quad, u32)> = locate::photo::candidate_quads(image)?
             .into_iter()
             .filter_map(|q| {
                 let long = RotatedRect::from_quad(&q).long;
-                // an index printed too small to read tells nothing, not even face or back
-                (EXPECTED_INDEX_SIZE.1 * long >= self.options.min_index_px)
-                    .then(|| (q, (long / MAX_READ_LONG_PX).log2().ceil().max(0.0) as u32))
+                (EXPECTED_INDEX_SIZE.1 * long >= min_index_px).then(|| (q, level_of(long)))
             })
             .collect();
+        let glyphs: Vec<(locate::glyphs::IndexProposal, u32)> = if self.options.index_glyphs {
+            locate::glyphs::index_proposals(image)?
+                .into_iter()
+                .filter(|p| p.height() >= min_index_px)
+                .map(|p| {
+                    let long = p.height() / locate::glyphs::INDEX_SHARES[0];
+                    (p, level_of(long))
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         times.locator_ms = ms(t1);
         let t2 = Instant::now();
         // Level k is the frame halved k times (area-averaged): a large card cut straight from the
         // full frame would alias its print into the 48 × 32 patch.
         let mut levels: Vec<Mat> = Vec::new();
-        for _ in 0..quads.iter().map(|&(_, k)| k).max().unwrap_or(0) {
+        let top = quads.iter().map(|&(_, k)| k).chain(glyphs.iter().map(|&(_, k)| k)).max().unwrap_or(0);
+        for _ in 0..top {
             let mut half = Mat::default();
             imgproc::resize(
                 levels.last().unwrap_or(image),
@@ -747,22 +797,34 @@ impl Recognizer {
             .map_err(cv("photo pyramid"))?;
             levels.push(half);
         }
-        let (ph, pw) = PatchKind::CardCorner.shape();
-        let mut batch = Array4::<f32>::zeros((4 * quads.len(), 3, ph, pw));
-        for (n, (quad, k)) in quads.iter().enumerate() {
-            let f = 0.5f64.powi(*k as i32);
-            let scaled = quad.map(|p| Point::new(p.x * f, p.y * f));
-            let level = if *k == 0 { image } else { &levels[*k as usize - 1] };
-            let [a, b] = classify::corner_quads(&scaled);
-            let [c, d] = classify::corner_quads_turned(&scaled);
-            for (j, view) in [a, b, c, d].iter().enumerate() {
-                let mut slot = batch.index_axis_mut(ndarray::Axis(0), 4 * n + j);
-                classify::cut_corner_patch(level, view, slot.as_slice_mut().expect("standard layout"))?;
+        let levels = &levels;
+        let classifier = self.photo_classifier.as_mut().unwrap_or(&mut self.classifier);
+        let min_conf = classifier.min_confidence();
+        let mut patches = 0;
+        let mut read_views = |views: &[([Point; 4], u32)]| -> Result<ndarray::Array2<f32>, RecognizeError> {
+            let (ph, pw) = PatchKind::CardCorner.shape();
+            let mut batch = Array4::<f32>::zeros((views.len(), 3, ph, pw));
+            for ((view, k), mut slot) in views.iter().zip(batch.outer_iter_mut()) {
+                let f = 0.5f64.powi(*k as i32);
+                let view = view.map(|p| Point::new(p.x * f, p.y * f));
+                let level = if *k == 0 { image } else { &levels[*k as usize - 1] };
+                classify::cut_corner_patch(level, &view, slot.as_slice_mut().expect("standard layout"))?;
             }
-        }
-        let probs = self.classifier.classify(batch.view())?;
-        times.patches = 4 * quads.len();
-        let min_conf = self.classifier.min_confidence();
+            patches += views.len();
+            Ok(classifier.classify(batch.view())?)
+        };
+        // First pass: both diagonals of every outline, and each index proposal at the middle
+        // card size.
+        let first: Vec<([Point; 4], u32)> = quads
+            .iter()
+            .flat_map(|&(quad, k)| {
+                let [a, b] = classify::corner_quads(&quad);
+                let [c, d] = classify::corner_quads_turned(&quad);
+                [a, b, c, d].map(|v| (v, k))
+            })
+            .chain(glyphs.iter().map(|&(p, k)| (p.views()[1], k)))
+            .collect();
+        let probs = read_views(&first)?;
         let row = |i: usize| probs.row(i).to_slice().expect("standard layout");
         let read: Vec<DetectedCard> = quads
             .iter()
@@ -782,8 +844,38 @@ impl Recognizer {
                 })
             })
             .collect();
+        // Second pass: the other card sizes of the proposals where the first saw some card (most
+        // proposals are pips and art, which no size turns into an index).
+        let base = 4 * quads.len();
+        let card_share = |r: &[f32]| r[..CARD_LABELS].iter().copied().fold(0.0f32, f32::max);
+        let again: Vec<usize> = (0..glyphs.len()).filter(|&n| card_share(row(base + n)) >= GLYPH_SECOND_LOOK).collect();
+        let second: Vec<([Point; 4], u32)> = again
+            .iter()
+            .flat_map(|&n| {
+                let (p, k) = glyphs[n];
+                let v = p.views();
+                [(v[0], k), (v[2], k)]
+            })
+            .collect();
+        let probs2 = read_views(&second)?;
+        times.patches = patches;
+        let mut glyph_reads: Vec<IndexRead> = Vec::new();
+        let mut consider = |n: usize, r: &[f32]| {
+            let v = classify::combine(&[r], min_conf);
+            if matches!(v.identity, CardIdentity::Card(_)) {
+                glyph_reads.push(IndexRead { proposal: glyphs[n].0, card: v.identity, confidence: v.confidence });
+            }
+        };
+        for n in 0..glyphs.len() {
+            consider(n, row(base + n));
+        }
+        for (i, &n) in again.iter().enumerate() {
+            for j in 0..2 {
+                consider(n, probs2.row(2 * i + j).to_slice().expect("standard layout"));
+            }
+        }
         times.classifier_ms = ms(t2);
-        Ok(suppress_overlaps(read))
+        Ok(index_reads(suppress_overlaps(read), glyph_reads))
     }
 
     /// Cards measured on the rectified table plane ([`locate::plane`]).
@@ -841,6 +933,98 @@ fn either_diagonal(a: classify::Verdict, b: classify::Verdict) -> Option<classif
         }
         _ => None,
     }
+}
+
+/// The 52 cards come first among the classifier's labels.
+const CARD_LABELS: usize = 52;
+/// An index proposal is read at its other card sizes when its middle size gives some card at
+/// least this probability.
+const GLYPH_SECOND_LOOK: f32 = 0.2;
+
+/// A card read at an index proposal of a photo ([`locate::glyphs`]).
+#[derive(Debug, Clone, Copy)]
+struct IndexRead {
+    proposal: locate::glyphs::IndexProposal,
+    card: CardIdentity,
+    confidence: f32,
+}
+
+/// Index readings whose centres are closer than this share of the larger index's height are
+/// one index (the pairs of a "10", a glyph pair found in both orders).
+const SAME_INDEX: f64 = 0.5;
+/// Two indexes of one card lie at most this many index heights apart (the card's diagonal with
+/// the index at 0.17 of the long side, and some).
+const SAME_CARD_INDEXES: f64 = 8.0;
+
+/// The photo's detections with the index readings added ([`Recognizer::photo_cards`]):
+/// - readings of one index are one reading, and no reading if they name different cards;
+/// - a reading on an outlined card names that card if its outline read no card, and is dropped
+///   otherwise (the outline read the card's own corners);
+/// - the two indexes of one card become one detection spanning both;
+/// - every other reading is a card of its own index ([`Source::IndexOnly`], quad = the index).
+fn index_reads(mut cards: Vec<DetectedCard>, mut reads: Vec<IndexRead>) -> Vec<DetectedCard> {
+    reads.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
+    // one reading per index, none where readings disagree
+    let mut indexes: Vec<(IndexRead, bool)> = Vec::new();
+    for r in reads {
+        let c = r.proposal.centre();
+        let same = indexes
+            .iter_mut()
+            .find(|(k, _)| c.dist(k.proposal.centre()) < SAME_INDEX * r.proposal.height().max(k.proposal.height()));
+        match same {
+            Some((k, conflict)) => *conflict |= k.card != r.card,
+            None => indexes.push((r, false)),
+        }
+    }
+    let mut loose: Vec<IndexRead> = Vec::new();
+    for r in indexes.into_iter().filter(|(_, conflict)| !conflict).map(|(r, _)| r) {
+        let at = r.proposal.centre();
+        match cards.iter_mut().find(|d| d.source == Source::Card && Polygon(d.quad.to_vec()).contains(at)) {
+            Some(d) if d.card == CardIdentity::Unknown => {
+                d.card = r.card;
+                d.confidence = r.confidence;
+                d.face_up = true;
+            }
+            Some(_) => {}
+            None => loose.push(r),
+        }
+    }
+    let mut used = vec![false; loose.len()];
+    for a in 0..loose.len() {
+        if used[a] {
+            continue;
+        }
+        used[a] = true;
+        let reach = |b: usize| SAME_CARD_INDEXES * loose[a].proposal.height().max(loose[b].proposal.height());
+        let partner = (0..loose.len())
+            .filter(|&b| !used[b] && loose[b].card == loose[a].card)
+            .map(|b| (b, loose[a].proposal.centre().dist(loose[b].proposal.centre())))
+            .filter(|&(b, d)| d <= reach(b))
+            .min_by(|x, y| x.1.total_cmp(&y.1));
+        let mut pts = loose[a].proposal.quad().to_vec();
+        if let Some((b, _)) = partner {
+            used[b] = true;
+            pts.extend(loose[b].proposal.quad());
+        }
+        let quad = min_area_rect(&pts).map_or_else(|| order_quad(loose[a].proposal.quad()), |r| r.quad());
+        let index_boxes = pts.chunks(4).map(bbox_of).collect();
+        cards.push(DetectedCard {
+            card: loose[a].card,
+            confidence: loose[a].confidence,
+            face_up: true,
+            quad,
+            index_boxes,
+            source: Source::IndexOnly,
+        });
+    }
+    cards
+}
+
+/// The axis-aligned box `[x0, y0, x1, y1]` of some points.
+fn bbox_of(pts: &[Point]) -> [f64; 4] {
+    pts.iter().fold([f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY], |b, p| {
+        [b[0].min(p.x), b[1].min(p.y), b[2].max(p.x), b[3].max(p.y)]
+    })
 }
 
 /// One detection per card: the best readings first (a named card, then a back, then an unread
@@ -1124,5 +1308,61 @@ mod tests {
         }
         let single = out.iter().find(|d| d.card.code() == "KD").unwrap();
         assert_eq!(single.quad, box_quad(corners[3].bbox));
+    }
+
+    fn index_at(x: f64, y: f64, h: f64) -> locate::glyphs::IndexProposal {
+        let (right, down) = (Point::new(1.0, 0.0), Point::new(0.0, 1.0));
+        locate::glyphs::IndexProposal { u: [x - 0.3 * h, x + 0.3 * h], v: [y - 0.5 * h, y + 0.5 * h], right, down }
+    }
+
+    fn read(code: &str, at: (f64, f64), confidence: f32) -> IndexRead {
+        IndexRead { proposal: index_at(at.0, at.1, 40.0), card: CardIdentity::parse(code).unwrap(), confidence }
+    }
+
+    #[test]
+    fn index_readings_that_disagree_name_no_card() {
+        // two readings of one index (10 px apart, index 40 px high), another index far away
+        let out = index_reads(vec![], vec![read("5S", (100.0, 100.0), 0.9995), read("5C", (104.0, 108.0), 0.9991)]);
+        assert!(out.is_empty(), "{out:?}");
+        let out = index_reads(vec![], vec![read("5S", (100.0, 100.0), 0.9995), read("5S", (104.0, 108.0), 0.9991)]);
+        assert_eq!(out.len(), 1);
+        assert_eq!((out[0].card.code().as_str(), out[0].source), ("5S", Source::IndexOnly));
+        assert_eq!(out[0].index_boxes, vec![[88.0, 80.0, 112.0, 120.0]]);
+    }
+
+    #[test]
+    fn an_index_on_an_outlined_card_names_it_only_if_its_outline_read_nothing() {
+        let outline = |card: &str| DetectedCard {
+            card: CardIdentity::parse(card).unwrap(),
+            confidence: 0.5,
+            face_up: true,
+            quad: box_quad([50.0, 50.0, 250.0, 330.0]),
+            index_boxes: vec![],
+            source: Source::Card,
+        };
+        let out = index_reads(vec![outline("unknown")], vec![read("QH", (80.0, 90.0), 0.9993)]);
+        assert_eq!(out.len(), 1);
+        assert_eq!((out[0].card.code().as_str(), out[0].quad), ("QH", box_quad([50.0, 50.0, 250.0, 330.0])));
+        // the outline read the card's own corners: its reading stands, the index adds nothing
+        let out = index_reads(vec![outline("QD")], vec![read("QH", (80.0, 90.0), 0.9993)]);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].card.code(), "QD");
+    }
+
+    #[test]
+    fn the_two_indexes_of_one_card_are_one_card_and_other_cards_stay_apart() {
+        let reads = vec![
+            read("9D", (100.0, 100.0), 0.9995),
+            read("9D", (260.0, 330.0), 0.9992),   // the other end of the same card
+            read("9C", (150.0, 100.0), 0.9996),   // a neighbour in the fan
+            read("9D", (2000.0, 2000.0), 0.9991), // a second deck's 9D, far away
+        ];
+        let out = index_reads(vec![], reads);
+        let codes: Vec<String> = out.iter().map(|d| d.card.code()).collect();
+        assert_eq!(codes.iter().filter(|c| *c == "9D").count(), 2, "{codes:?}");
+        let pair = out.iter().find(|d| d.index_boxes.len() == 2).expect("the card read at both ends");
+        assert_eq!(pair.card.code(), "9D");
+        assert!(Polygon(pair.quad.to_vec()).contains(Point::new(180.0, 215.0)));
+        assert!(out.iter().any(|d| d.card.code() == "9C" && d.index_boxes.len() == 1));
     }
 }

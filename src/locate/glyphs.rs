@@ -1,0 +1,329 @@
+//! Index corners with no outline around them, in a photo of unknown scale: the cards of a fan or
+//! a pile that show only their index strip ([`photo`](super::photo) outlines none of them).
+//!
+//! A printed index is a rank glyph with its suit glyph just below it, in the card's own frame.
+//! Two ink blobs of similar size, about one glyph apart, therefore fix an index's position, its
+//! size and its "down" direction (from rank to suit) — hence which way the card is turned, which
+//! a card's outline only knows up to a half turn. Every such pair is proposed, in both orders
+//! (the pair does not know which blob is the rank), and read by the card-corner classifier as the
+//! top-left corner of a card whose size follows from the index's height ([`IndexProposal::views`]).
+//! Most pairs are no index (two pips, court art, print on the cloth): the classifier answers
+//! `unknown` to them, and the recognizer keeps only confident, agreeing readings
+//! (docs/recognition.md).
+//!
+//! `models/training/real_glyphs.py` cuts the real training patches through exactly these
+//! proposals; its constants mirror the ones here.
+use opencv::core::{self, Mat, Size};
+use opencv::imgproc;
+use opencv::prelude::*;
+
+use super::photo::WORK_SIDE;
+use super::LocateError;
+use crate::calib::Point;
+
+/// Adaptive threshold: ink is darker than the mean of its 31-px block by 12 grey levels (at the
+/// searched size: a 640-px photo's index glyphs are 8–60 px).
+const BLOCK: i32 = 31;
+const C_OFFSET: f64 = 12.0;
+/// A glyph's ink covers at least this many pixels…
+const MIN_AREA: i32 = 10;
+/// …its box's longer side is within these bounds…
+const SIDE: (i32, i32) = (4, 90);
+/// …and its ink fills at least this share of its box (a thin diagonal line is no glyph).
+const MIN_FILL: f64 = 0.15;
+/// Rank and suit centres lie this far apart, in units of the larger glyph's size.
+const PAIR_DISTANCE: (f64, f64) = (0.45, 1.5);
+/// At half size, a pair is proposed only if its larger glyph measures this much (√ of its box's
+/// area): smaller pairs are level 0's.
+const HALF_LEVEL_MIN_SIZE: f64 = 30.0;
+/// Rank and suit sizes are within this factor of each other.
+const SIZE_RATIO: f64 = 2.5;
+/// The index's height as a share of the card's long side: the card sizes a proposal is read at
+/// (the simulator's 34 designs span 0.17–0.39, most 0.20–0.25).
+pub const INDEX_SHARES: [f64; 3] = [0.17, 0.21, 0.26];
+/// A card's short side over its long side (poker 0.71, bridge 0.64).
+const ASPECT: f64 = 0.70;
+/// The index's top-left from the card's top-left corner, as shares of the card's sides.
+const MARGIN: (f64, f64) = (0.035, 0.035);
+
+fn cv(context: &'static str) -> impl FnOnce(opencv::Error) -> LocateError {
+    move |source| LocateError::Photo { context, source }
+}
+
+/// One possible index: its box in its own frame (`u` along `right`, `v` along `down`, image
+/// pixels), `down` pointing from the rank to the suit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IndexProposal {
+    /// `[u0, u1]` across the index, image pixels along `right`.
+    pub u: [f64; 2],
+    /// `[v0, v1]` down the index, image pixels along `down`.
+    pub v: [f64; 2],
+    /// Unit vector across the card, to the right when the index reads upright.
+    pub right: Point,
+    /// Unit vector from the rank to the suit.
+    pub down: Point,
+}
+
+impl IndexProposal {
+    fn at(&self, u: f64, v: f64) -> Point {
+        Point::new(u * self.right.x + v * self.down.x, u * self.right.y + v * self.down.y)
+    }
+
+    /// The index box's corners in the image (top-left, top-right, bottom-right, bottom-left as
+    /// the index reads).
+    pub fn quad(&self) -> [Point; 4] {
+        let ([u0, u1], [v0, v1]) = (self.u, self.v);
+        [self.at(u0, v0), self.at(u1, v0), self.at(u1, v1), self.at(u0, v1)]
+    }
+
+    /// The index box's centre.
+    pub fn centre(&self) -> Point {
+        self.at(0.5 * (self.u[0] + self.u[1]), 0.5 * (self.v[0] + self.v[1]))
+    }
+
+    /// The index's height (rank top to suit bottom), pixels.
+    pub fn height(&self) -> f64 {
+        self.v[1] - self.v[0]
+    }
+
+    /// The card quads (`[TL, TR, BR, BL]` as the index reads, TL the corner read) the index is
+    /// read through, one per card size of [`INDEX_SHARES`]: the classifier's corner view
+    /// (`classify::cut_corner_patch`) of each.
+    pub fn views(&self) -> [[Point; 4]; INDEX_SHARES.len()] {
+        INDEX_SHARES.map(|share| {
+            let h = self.height() / share;
+            let w = ASPECT * h;
+            let (u, v) = (self.u[0] - MARGIN.0 * w, self.v[0] - MARGIN.1 * h);
+            [self.at(u, v), self.at(u + w, v), self.at(u + w, v + h), self.at(u, v + h)]
+        })
+    }
+}
+
+/// One ink blob: centre, size (√ of its box's area) and pixels (centres, continuous coordinates).
+struct Glyph {
+    centre: Point,
+    size: f64,
+    pixels: Vec<Point>,
+}
+
+/// Every rank-over-suit pair of ink blobs in a BGR photo, both orders, dark ink on light stock
+/// and light ink on dark stock, in frame pixels.
+pub fn index_proposals(image: &Mat) -> Result<Vec<IndexProposal>, LocateError> {
+    let long = f64::from(image.cols().max(image.rows()));
+    if long < 16.0 {
+        return Ok(Vec::new());
+    }
+    let s = (WORK_SIDE / long).min(1.0);
+    let mut small = Mat::default();
+    if s < 1.0 {
+        imgproc::resize(image, &mut small, Size::new(0, 0), s, s, imgproc::INTER_AREA).map_err(cv("resize"))?;
+    } else {
+        small = image.try_clone().map_err(cv("copy"))?;
+    }
+    let mut grey = Mat::default();
+    imgproc::cvt_color_def(&small, &mut grey, imgproc::COLOR_BGR2GRAY).map_err(cv("grey"))?;
+    let mut out = Vec::new();
+    // Level 0 finds glyphs up to SIDE.1 px; a card filling the photo prints larger ones, which
+    // the adaptive threshold's block cannot fill: level 1 (half size) takes the pairs whose
+    // larger glyph would be too large for level 0.
+    for level in 0..2 {
+        if level == 1 {
+            let mut half = Mat::default();
+            imgproc::resize(&grey, &mut half, Size::new(0, 0), 0.5, 0.5, imgproc::INTER_AREA).map_err(cv("resize"))?;
+            grey = half;
+        }
+        let f = 2f64.powi(level) / s;
+        let min_size = if level == 0 { 0.0 } else { HALF_LEVEL_MIN_SIZE };
+        let mut inverted = Mat::default();
+        core::bitwise_not_def(&grey, &mut inverted).map_err(cv("invert"))?;
+        for g in [&grey, &inverted] {
+            out.extend(pairs(&glyphs(g)?, min_size).into_iter().map(|p| IndexProposal {
+                u: p.u.map(|x| x * f),
+                v: p.v.map(|x| x * f),
+                ..p
+            }));
+        }
+    }
+    Ok(out)
+}
+
+/// The ink blobs of a grey image: darker than their surroundings, of a glyph's size and fill.
+fn glyphs(grey: &Mat) -> Result<Vec<Glyph>, LocateError> {
+    let mut ink = Mat::default();
+    imgproc::adaptive_threshold(
+        grey,
+        &mut ink,
+        255.0,
+        imgproc::ADAPTIVE_THRESH_MEAN_C,
+        imgproc::THRESH_BINARY_INV,
+        BLOCK,
+        C_OFFSET,
+    )
+    .map_err(cv("threshold"))?;
+    let (mut labels, mut stats, mut centroids) = (Mat::default(), Mat::default(), Mat::default());
+    let n = imgproc::connected_components_with_stats(&ink, &mut labels, &mut stats, &mut centroids, 8, core::CV_32S)
+        .map_err(cv("components"))?;
+    let stat = |i: i32, k: i32| stats.at_2d::<i32>(i, k).copied().map_err(cv("components"));
+    let mut slot = vec![usize::MAX; n.max(0) as usize];
+    let mut out: Vec<Glyph> = Vec::new();
+    for i in 1..n {
+        let (w, h, a) =
+            (stat(i, imgproc::CC_STAT_WIDTH)?, stat(i, imgproc::CC_STAT_HEIGHT)?, stat(i, imgproc::CC_STAT_AREA)?);
+        if a < MIN_AREA || w.max(h) < SIDE.0 || w.max(h) > SIDE.1 || f64::from(a) < MIN_FILL * f64::from(w * h) {
+            continue;
+        }
+        let c = |k: i32| centroids.at_2d::<f64>(i, k).copied().map_err(cv("components"));
+        slot[i as usize] = out.len();
+        out.push(Glyph {
+            centre: Point::new(c(0)? + 0.5, c(1)? + 0.5),
+            size: f64::from(w * h).sqrt(),
+            pixels: Vec::with_capacity(a as usize),
+        });
+    }
+    let cols = labels.cols() as usize;
+    for (k, &l) in labels.data_typed::<i32>().map_err(cv("components"))?.iter().enumerate() {
+        if let Some(g) = slot.get(l as usize).filter(|&&g| g != usize::MAX) {
+            out[*g].pixels.push(Point::new((k % cols) as f64 + 0.5, (k / cols) as f64 + 0.5));
+        }
+    }
+    Ok(out)
+}
+
+/// The extent of `pixels` along `right` (u) and `down` (v): `[u0, u1, v0, v1]`, each pixel a unit
+/// square.
+fn extent(pixels: &[Point], right: Point, down: Point) -> [f64; 4] {
+    let mut e = [f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY];
+    for p in pixels {
+        let (u, v) = (p.x * right.x + p.y * right.y, p.x * down.x + p.y * down.y);
+        e = [e[0].min(u), e[1].max(u), e[2].min(v), e[3].max(v)];
+    }
+    [e[0] - 0.5, e[1] + 0.5, e[2] - 0.5, e[3] + 0.5]
+}
+
+/// Every ordered pair (rank `i`, suit `j`) of glyphs of similar size about one glyph apart, the
+/// larger at least `min_size`; the index box also takes in the glyphs beside the rank at its
+/// height (the "1" of a "10").
+fn pairs(gl: &[Glyph], min_size: f64) -> Vec<IndexProposal> {
+    let mut out = Vec::new();
+    for (i, a) in gl.iter().enumerate() {
+        for (j, b) in gl.iter().enumerate() {
+            let d = a.centre.dist(b.centre);
+            let m = a.size.max(b.size);
+            if i == j || m < min_size || d <= PAIR_DISTANCE.0 * m || d >= PAIR_DISTANCE.1 * m {
+                continue;
+            }
+            if b.size * SIZE_RATIO <= a.size || b.size >= SIZE_RATIO * a.size {
+                continue;
+            }
+            let down = Point::new((b.centre.x - a.centre.x) / d, (b.centre.y - a.centre.y) / d);
+            let right = Point::new(down.y, -down.x);
+            let r = extent(&a.pixels, right, down);
+            let mut e = r;
+            let grow =
+                |e: &mut [f64; 4], x: [f64; 4]| *e = [e[0].min(x[0]), e[1].max(x[1]), e[2].min(x[2]), e[3].max(x[3])];
+            grow(&mut e, extent(&b.pixels, right, down));
+            let hr = r[3] - r[2];
+            for (k, c) in gl.iter().enumerate() {
+                if k == i || k == j || a.centre.dist(c.centre) >= 1.6 * a.size {
+                    continue;
+                }
+                let x = extent(&c.pixels, right, down);
+                let beside = (x[0] - r[1]).max(r[0] - x[1]) < 0.5 * hr;
+                if x[2] > r[2] - 0.3 * hr && x[3] < r[3] + 0.3 * hr && beside {
+                    grow(&mut e, x);
+                }
+            }
+            out.push(IndexProposal { u: [e[0], e[1]], v: [e[2], e[3]], right, down });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opencv::core::{Point as CvPoint, Scalar};
+
+    /// A light image with an index drawn on it: a "7" (from −h to 0 in the card's frame) over a
+    /// filled disc (the suit), turned by `angle` radians about `at`.
+    fn index_image(at: Point, h: f64, angle: f64) -> Mat {
+        let mut img = Mat::new_rows_cols_with_default(480, 640, core::CV_8UC3, Scalar::all(235.0)).unwrap();
+        let (c, s) = (angle.cos(), angle.sin());
+        // card frame: x right, y down; image = at + R·(x, y)
+        let p =
+            |x: f64, y: f64| CvPoint::new((at.x + c * x - s * y).round() as i32, (at.y + s * x + c * y).round() as i32);
+        let ink = Scalar::all(20.0);
+        let t = (h / 6.0).max(2.0) as i32;
+        // the "7": a top bar and a slanted stem
+        imgproc::line(&mut img, p(-0.3 * h, -h), p(0.3 * h, -h), ink, t, imgproc::LINE_8, 0).unwrap();
+        imgproc::line(&mut img, p(0.3 * h, -h), p(-0.1 * h, 0.0), ink, t, imgproc::LINE_8, 0).unwrap();
+        // the suit: a disc below
+        imgproc::circle(&mut img, p(0.0, 0.55 * h), (0.3 * h) as i32, ink, -1, imgproc::LINE_8, 0).unwrap();
+        img
+    }
+
+    #[test]
+    fn a_rank_over_a_suit_is_proposed_upright_at_any_angle() {
+        for angle in [0.0, 0.6, 2.0, 3.1, 4.4] {
+            let at = Point::new(300.0, 240.0);
+            let props = index_proposals(&index_image(at, 30.0, angle)).unwrap();
+            // the rank→suit order: `down` is the card's +y turned by `angle`
+            let want = Point::new(-angle.sin(), angle.cos());
+            let best = props
+                .iter()
+                .filter(|p| p.down.x * want.x + p.down.y * want.y > 0.95)
+                .min_by(|a, b| a.centre().dist(at).total_cmp(&b.centre().dist(at)))
+                .unwrap_or_else(|| panic!("angle {angle}: no upright proposal among {}", props.len()));
+            // the index spans the rank's top (−h, less half the stroke) to the suit's bottom
+            // (+0.85 h): 58 px
+            assert!((best.height() - 58.0).abs() < 6.0, "angle {angle}: height {}", best.height());
+            assert!(best.centre().dist(at) < 8.0, "angle {angle}: centre {:?}", best.centre());
+            // and the reverse order is proposed too (the pair cannot tell rank from suit)
+            assert!(props.iter().any(|p| p.down.x * want.x + p.down.y * want.y < -0.95));
+        }
+    }
+
+    #[test]
+    fn an_index_too_large_for_the_glyph_size_is_found_at_half_size() {
+        let at = Point::new(320.0, 260.0);
+        let props = index_proposals(&index_image(at, 120.0, 0.3)).unwrap();
+        let want = Point::new(-0.3f64.sin(), 0.3f64.cos());
+        let best = props
+            .iter()
+            .filter(|p| p.down.x * want.x + p.down.y * want.y > 0.95)
+            .min_by(|a, b| a.centre().dist(at).total_cmp(&b.centre().dist(at)))
+            .expect("an upright proposal");
+        // 1.85 h plus the stroke
+        assert!((best.height() - 230.0).abs() < 20.0, "height {}", best.height());
+    }
+
+    #[test]
+    fn views_put_the_index_at_the_top_left_of_a_card_of_its_size() {
+        let p = IndexProposal {
+            u: [100.0, 120.0],
+            v: [50.0, 92.0],
+            right: Point::new(1.0, 0.0),
+            down: Point::new(0.0, 1.0),
+        };
+        let vs = p.views();
+        for (view, share) in vs.iter().zip(INDEX_SHARES) {
+            let h = 42.0 / share;
+            assert!((view[0].dist(view[3]) - h).abs() < 1e-9);
+            assert!((view[0].dist(view[1]) - ASPECT * h).abs() < 1e-9);
+            // the index's top-left lies inside the card, near its corner
+            assert!(view[0].x < 100.0 && view[0].y < 50.0 && view[0].x > 100.0 - 0.1 * h);
+        }
+        // a turned index gives the same card turned
+        let q = IndexProposal { right: Point::new(0.0, 1.0), down: Point::new(-1.0, 0.0), ..p };
+        let v = q.views()[1];
+        assert!((v[1].x - v[0].x).abs() < 1e-9 && v[1].y > v[0].y, "TR lies below TL: {v:?}");
+    }
+
+    #[test]
+    fn a_blank_or_tiny_image_proposes_nothing() {
+        let blank = Mat::new_rows_cols_with_default(480, 640, core::CV_8UC3, Scalar::all(200.0)).unwrap();
+        assert!(index_proposals(&blank).unwrap().is_empty());
+        let tiny = Mat::new_rows_cols_with_default(8, 8, core::CV_8UC3, Scalar::all(0.0)).unwrap();
+        assert!(index_proposals(&tiny).unwrap().is_empty());
+    }
+}
