@@ -366,35 +366,26 @@ fn committed_models_meet_their_contracts() {
     }
 }
 
-/// A photo with no calibration — a close, slanted camera over a table, rendered by the
-/// simulator — of four separate cards of a deck design from the test split (never trained on,
-/// never used for calibration): the photo finder (`locate::photo`) outlines every card, and the
-/// committed classifier misreads none (it may answer `unknown`).
-#[test]
-fn an_uncalibrated_photo_outlines_every_card_and_misreads_none() {
-    use tablecam::locate::{order_quad, polygon_iou};
+/// A simulator photo (1280 × 960, normal light, green cloth) through `pose` of face-up cards
+/// `(code, x mm, y mm, angle)` of kde-tigullio-international, a test-split design (never
+/// trained on, never used for calibration), drawn in order (later cards on top).
+fn test_design_photo(
+    pose: &tablecam::calib::CameraPose,
+    cards: &[(&str, f64, f64, f64)],
+) -> (Mat, tablecam::sim::render::RenderedFrame) {
     use tablecam::sim::faces::{design, Face};
     let deck = design("kde-tigullio-international")
         .expect("the KDE card decks are missing: `make setup` installs kdegames-card-data-kf5")
         .load()
         .unwrap();
-    let pose = tablecam::calib::CameraPose {
-        position_mm: [40.0, 380.0, 700.0],
-        target_mm: [0.0, 520.0],
-        hfov_deg: 60.0,
-        roll_deg: 0.0,
-    };
-    let g = simulated_calibration(RulesetId::Fortune3cp2025, "P1", 1280, 960, &pose, None)
+    let g = simulated_calibration(RulesetId::Fortune3cp2025, "P1", 1280, 960, pose, None)
         .validate(Path::new("<test>"))
         .unwrap();
-    let cards =
-        [("AS", -170.0, 470.0, 0.2), ("10H", -40.0, 560.0, -0.5), ("QC", 70.0, 630.0, 1.3), ("7D", 190.0, 560.0, 2.9)];
     let mut scene = Scene::default();
     for (i, &(code, x, y, angle)) in cards.iter().enumerate() {
-        let face = Face::Card(code.parse().unwrap());
         scene.cards.push(SceneCard {
             id: i as u32,
-            image: Arc::new(deck.render(face, 400).unwrap()),
+            image: Arc::new(deck.render(Face::Card(code.parse().unwrap()), 400).unwrap()),
             center_mm: Point::new(x, y),
             angle_rad: angle,
             size_mm: CARD_SIZE_MM,
@@ -404,7 +395,25 @@ fn an_uncalibrated_photo_outlines_every_card_and_misreads_none() {
     }
     let r = Renderer::new(&g, &TableStyle::green(), 5).unwrap();
     let frame = r.render(&scene, &Conditions::preset("normal").unwrap(), 5).unwrap();
-    let image = tablecam::recognize::cli::rgb_to_bgr_mat(&frame.image).unwrap();
+    (tablecam::recognize::cli::rgb_to_bgr_mat(&frame.image).unwrap(), frame)
+}
+
+/// A photo with no calibration — a close, slanted camera over a table, rendered by the
+/// simulator — of four separate cards of a deck design from the test split (never trained on,
+/// never used for calibration): the photo finder (`locate::photo`) outlines every card, and the
+/// committed classifier misreads none (it may answer `unknown`).
+#[test]
+fn an_uncalibrated_photo_outlines_every_card_and_misreads_none() {
+    use tablecam::locate::{order_quad, polygon_iou};
+    let pose = tablecam::calib::CameraPose {
+        position_mm: [40.0, 380.0, 700.0],
+        target_mm: [0.0, 520.0],
+        hfov_deg: 60.0,
+        roll_deg: 0.0,
+    };
+    let cards =
+        [("AS", -170.0, 470.0, 0.2), ("10H", -40.0, 560.0, -0.5), ("QC", 70.0, 630.0, 1.3), ("7D", 190.0, 560.0, 2.9)];
+    let (image, frame) = test_design_photo(&pose, &cards);
     let mut recognizer =
         Recognizer::new(root().join("models/locator.onnx"), root().join("models/classifier.onnx")).unwrap();
     let found = recognizer.recognize(&image, None).unwrap();
@@ -439,36 +448,16 @@ fn an_uncalibrated_photo_outlines_every_card_and_misreads_none() {
 #[test]
 fn a_fan_is_read_from_its_index_strips_without_a_misread() {
     use tablecam::recognize::RecognizerOptions;
-    use tablecam::sim::faces::{design, Face};
-    let deck = design("kde-tigullio-international")
-        .expect("the KDE card decks are missing: `make setup` installs kdegames-card-data-kf5")
-        .load()
-        .unwrap();
     let pose = tablecam::calib::CameraPose {
         position_mm: [0.0, 420.0, 520.0],
         target_mm: [0.0, 520.0],
         hfov_deg: 55.0,
         roll_deg: 0.0,
     };
-    let g = simulated_calibration(RulesetId::Fortune3cp2025, "P1", 1280, 960, &pose, None)
-        .validate(Path::new("<test>"))
-        .unwrap();
     let codes = ["3S", "8H", "KC", "5D", "JS", "9C", "2H"];
-    let mut scene = Scene::default();
-    for (i, code) in codes.iter().enumerate() {
-        scene.cards.push(SceneCard {
-            id: i as u32,
-            image: Arc::new(deck.render(Face::Card(code.parse().unwrap()), 400).unwrap()),
-            center_mm: Point::new(-110.0 + 22.0 * i as f64, 520.0),
-            angle_rad: 0.0,
-            size_mm: CARD_SIZE_MM,
-            height_mm: 0.0,
-            velocity_mm_per_frame: [0.0, 0.0],
-        });
-    }
-    let r = Renderer::new(&g, &TableStyle::green(), 5).unwrap();
-    let frame = r.render(&scene, &Conditions::preset("normal").unwrap(), 5).unwrap();
-    let image = tablecam::recognize::cli::rgb_to_bgr_mat(&frame.image).unwrap();
+    let cards: Vec<(&str, f64, f64, f64)> =
+        codes.iter().enumerate().map(|(i, &c)| (c, -110.0 + 22.0 * i as f64, 520.0, 0.0)).collect();
+    let (image, _) = test_design_photo(&pose, &cards);
     let read = |glyphs: bool| {
         let options = RecognizerOptions { index_glyphs: glyphs, ..RecognizerOptions::default() };
         let mut rec = Recognizer::with_options(

@@ -17,7 +17,7 @@ use opencv::core::{self, Mat, Size};
 use opencv::imgproc;
 use opencv::prelude::*;
 
-use super::photo::WORK_SIDE;
+use super::photo::work_grey;
 use super::LocateError;
 use crate::calib::Point;
 
@@ -109,19 +109,9 @@ struct Glyph {
 /// Every rank-over-suit pair of ink blobs in a BGR photo, both orders, dark ink on light stock
 /// and light ink on dark stock, in frame pixels.
 pub fn index_proposals(image: &Mat) -> Result<Vec<IndexProposal>, LocateError> {
-    let long = f64::from(image.cols().max(image.rows()));
-    if long < 16.0 {
+    let Some((mut grey, s)) = work_grey(image)? else {
         return Ok(Vec::new());
-    }
-    let s = (WORK_SIDE / long).min(1.0);
-    let mut small = Mat::default();
-    if s < 1.0 {
-        imgproc::resize(image, &mut small, Size::new(0, 0), s, s, imgproc::INTER_AREA).map_err(cv("resize"))?;
-    } else {
-        small = image.try_clone().map_err(cv("copy"))?;
-    }
-    let mut grey = Mat::default();
-    imgproc::cvt_color_def(&small, &mut grey, imgproc::COLOR_BGR2GRAY).map_err(cv("grey"))?;
+    };
     let mut out = Vec::new();
     // Level 0 finds glyphs up to SIDE.1 px; a card filling the photo prints larger ones, which
     // the adaptive threshold's block cannot fill: level 1 (half size) takes the pairs whose

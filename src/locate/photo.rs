@@ -51,19 +51,9 @@ fn cv(context: &'static str) -> impl FnOnce(opencv::Error) -> LocateError {
 /// Card-shaped outlines in a BGR photo, in frame pixels ([`order_quad`] order); unsorted, with
 /// duplicates and non-cards among them (see the [module](self)).
 pub fn candidate_quads(image: &Mat) -> Result<Vec<Quad>, LocateError> {
-    let long = f64::from(image.cols().max(image.rows()));
-    if long < 16.0 {
+    let Some((grey, s)) = work_grey(image)? else {
         return Ok(Vec::new());
-    }
-    let s = (WORK_SIDE / long).min(1.0);
-    let mut small = Mat::default();
-    if s < 1.0 {
-        imgproc::resize(image, &mut small, Size::new(0, 0), s, s, imgproc::INTER_AREA).map_err(cv("resize"))?;
-    } else {
-        small = image.try_clone().map_err(cv("copy"))?;
-    }
-    let mut grey = Mat::default();
-    imgproc::cvt_color_def(&small, &mut grey, imgproc::COLOR_BGR2GRAY).map_err(cv("grey"))?;
+    };
     let mut blurred = Mat::default();
     imgproc::gaussian_blur_def(&grey, &mut blurred, Size::new(5, 5), 0.0).map_err(cv("blur"))?;
 
@@ -87,7 +77,7 @@ pub fn candidate_quads(image: &Mat) -> Result<Vec<Quad>, LocateError> {
     }
 
     let kernel5 = imgproc::get_structuring_element_def(imgproc::MORPH_RECT, Size::new(5, 5)).map_err(cv("kernel"))?;
-    let area_px = f64::from(small.cols()) * f64::from(small.rows());
+    let area_px = f64::from(grey.cols()) * f64::from(grey.rows());
     let mut out = Vec::new();
     for mask in &masks {
         let mut opened = Mat::default();
@@ -102,6 +92,25 @@ pub fn candidate_quads(image: &Mat) -> Result<Vec<Quad>, LocateError> {
         }
     }
     Ok(out)
+}
+
+/// The photo's grey image with its longer side at most [`WORK_SIDE`] (area-averaged, never
+/// enlarged) and the scale from the photo to it; `None` for an image too small to show a card.
+pub(super) fn work_grey(image: &Mat) -> Result<Option<(Mat, f64)>, LocateError> {
+    let long = f64::from(image.cols().max(image.rows()));
+    if long < 16.0 {
+        return Ok(None);
+    }
+    let s = (WORK_SIDE / long).min(1.0);
+    let mut small = Mat::default();
+    if s < 1.0 {
+        imgproc::resize(image, &mut small, Size::new(0, 0), s, s, imgproc::INTER_AREA).map_err(cv("resize"))?;
+    } else {
+        small = image.try_clone().map_err(cv("copy"))?;
+    }
+    let mut grey = Mat::default();
+    imgproc::cvt_color_def(&small, &mut grey, imgproc::COLOR_BGR2GRAY).map_err(cv("grey"))?;
+    Ok(Some((grey, s)))
 }
 
 /// The quadrilateral of a contour that passes the card-shape test: its 4-vertex polygon
