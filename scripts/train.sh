@@ -60,7 +60,7 @@ fi
 "$VENV/bin/python" models/training/train_corner.py --train "$T/corners-train.npz" "${EXTRA[@]}" \
   --val "$T/corners-val.npz" --test "$T/corners-test.npz" --steps "${CLASSIFIER_STEPS:-3000}" --seed 1
 # The photo classifier (models/classifier-photo.onnx, read only for photos without calibration):
-# the same recipe on 100,000 simulator patches, a fifth of each batch being index patches of the
+# the same recipe on 100,000 simulator patches for 5,000 steps, 35 % of each batch being index patches of the
 # real photos' train half cut through the glyph proposals (models/training/real_glyphs.py; the
 # table classifier above only decides which unlabelled spots to skip). SKIP_PHOTO=1 skips it.
 if [ -z "${SKIP_PHOTO:-}" ]; then
@@ -68,8 +68,8 @@ if [ -z "${SKIP_PHOTO:-}" ]; then
     --seed 1 --n "${PHOTO_PATCHES:-100000}" --out "$T/corners-photo-train.npz"
   [ -s "$T/corners-real-glyphs.npz" ] || "$VENV/bin/python" models/training/real_glyphs.py --out "$T/corners-real-glyphs.npz"
   "$VENV/bin/python" models/training/train_corner.py --train "$T/corners-photo-train.npz" \
-    --train-extra "$T/corners-real-glyphs.npz" --extra-share 0.2 \
-    --val "$T/corners-val.npz" --test "$T/corners-test.npz" --steps "${PHOTO_STEPS:-3000}" --seed 1 \
+    --train-extra "$T/corners-real-glyphs.npz" --extra-share 0.35 \
+    --val "$T/corners-val.npz" --test "$T/corners-test.npz" --steps "${PHOTO_STEPS:-5000}" --seed 1 \
     --ckpt "$T/photo-classifier.pkl" --out models/classifier-photo.onnx
 fi
 sha256sum models/locator.onnx models/classifier.onnx models/classifier-photo.onnx
