@@ -2,9 +2,9 @@
 # Retrains the recognition models from scratch, reproducibly, on CPU:
 #   1. a Python venv with models/training/requirements.txt (PyPI wheels) in .native/train-venv
 #   2. the simulator's detection dataset (datasets/generated/detect), if missing
-#   3. the locator, then the card-corner classifiers (patches synthesised from the deck artwork,
-#      models/training/corners.py; the photo classifier adds real index patches); all exported
-#      to models/*.onnx with their checks.
+#   3. the locator, then the card-corner classifier (patches synthesised from the deck artwork,
+#      models/training/corners.py, and index patches of the real photos' train half); both
+#      exported to models/*.onnx with their checks.
 # Seeds are fixed; the real photos are read from ../shared/real-cards (train half only,
 # see models/training/real_split.json). Override steps with LOCATOR_STEPS / CLASSIFIER_STEPS.
 set -euo pipefail
@@ -35,7 +35,7 @@ if [ -z "${SKIP_LOCATOR:-}" ]; then  # SKIP_LOCATOR=1 retrains the classifier al
   echo "== locator"
   "$VENV/bin/python" models/training/train_locator.py --steps "${LOCATOR_STEPS:-1800}" --seed 1
 fi
-echo "== classifier (v2: upright card corners synthesised from the deck artwork)"
+echo "== classifier (v6: upright card corners synthesised from the deck artwork, and real index patches)"
 F=datasets/generated/faces
 if [ ! -s "$F/faces.json" ]; then
   ./target/release/tablecam simulate detections --faces "$F"
@@ -43,33 +43,26 @@ fi
 T=var/training
 mkdir -p "$T"
 # validation designs calibrate the threshold, test designs are only reported; neither is trained on
-for split in val:2:16000 test:3:16000 train:1:${CORNER_PATCHES:-160000}; do
+for split in val:2:12000 test:3:12000 train:1:${CORNER_PATCHES:-100000}; do
   IFS=: read -r name seed n <<<"$split"
   if [ ! -s "$T/corners-$name.npz" ]; then
     "$VENV/bin/python" models/training/corners.py --faces "$F" --split "$name" --seed "$seed" --n "$n" --out "$T/corners-$name.npz"
   fi
 done
-# REAL_PATCHES=1 adds upright corners cut from the real photos' train half (never the held-out
-# half) on the photo finder's outlines. Tried on 2026-11-25 and not adopted: it read 2.3 points
-# more of the held-out photos but turned kde-dondorf's AS into AC at 0.999 (models/MODEL_CARD.md).
+# 35 % of each batch: index patches of the real photos' train half (never the held-out half), cut
+# through the recognizer's glyph proposals (models/training/real_glyphs.py; the classifier in
+# models/ only decides which unlabelled spots to skip). SKIP_REAL=1 trains on the simulator alone.
+# (REAL_PATCHES=1, corners cut on the photo finder's outlines instead, was tried on 2026-11-25 and
+# not adopted: it turned kde-dondorf's AS into AC at 0.999, models/MODEL_CARD.md.)
 EXTRA=()
+if [ -z "${SKIP_REAL:-}" ]; then
+  [ -s "$T/corners-real-glyphs.npz" ] || "$VENV/bin/python" models/training/real_glyphs.py --out "$T/corners-real-glyphs.npz"
+  EXTRA=(--train-extra "$T/corners-real-glyphs.npz" --extra-share 0.35)
+fi
 if [ -n "${REAL_PATCHES:-}" ]; then
   [ -s "$T/corners-real.npz" ] || "$VENV/bin/python" models/training/real_corners.py --out "$T/corners-real.npz"
   EXTRA=(--train-extra "$T/corners-real.npz")
 fi
 "$VENV/bin/python" models/training/train_corner.py --train "$T/corners-train.npz" "${EXTRA[@]}" \
-  --val "$T/corners-val.npz" --test "$T/corners-test.npz" --steps "${CLASSIFIER_STEPS:-3000}" --seed 1
-# The photo classifier (models/classifier-photo.onnx, read only for photos without calibration):
-# the same recipe on 100,000 simulator patches for 5,000 steps, 35 % of each batch being index patches of the
-# real photos' train half cut through the glyph proposals (models/training/real_glyphs.py; the
-# table classifier above only decides which unlabelled spots to skip). SKIP_PHOTO=1 skips it.
-if [ -z "${SKIP_PHOTO:-}" ]; then
-  [ -s "$T/corners-photo-train.npz" ] || "$VENV/bin/python" models/training/corners.py --faces "$F" --split train \
-    --seed 1 --n "${PHOTO_PATCHES:-100000}" --out "$T/corners-photo-train.npz"
-  [ -s "$T/corners-real-glyphs.npz" ] || "$VENV/bin/python" models/training/real_glyphs.py --out "$T/corners-real-glyphs.npz"
-  "$VENV/bin/python" models/training/train_corner.py --train "$T/corners-photo-train.npz" \
-    --train-extra "$T/corners-real-glyphs.npz" --extra-share 0.35 \
-    --val "$T/corners-val.npz" --test "$T/corners-test.npz" --steps "${PHOTO_STEPS:-5000}" --seed 1 \
-    --ckpt "$T/photo-classifier.pkl" --out models/classifier-photo.onnx
-fi
-sha256sum models/locator.onnx models/classifier.onnx models/classifier-photo.onnx
+  --val "$T/corners-val.npz" --test "$T/corners-test.npz" --steps "${CLASSIFIER_STEPS:-5000}" --seed 1
+sha256sum models/locator.onnx models/classifier.onnx

@@ -442,8 +442,8 @@ fn an_uncalibrated_photo_outlines_every_card_and_misreads_none() {
 
 /// A fan of seven overlapping cards (each shows only its index strip) in a photo with no
 /// calibration, of a deck design from the test split: no outline surrounds a covered card, so
-/// only the index glyph proposals (`locate::glyphs`) can name them. The committed photo
-/// classifier at its calibrated threshold (0.999) names few of them — it reads most right, but
+/// only the index glyph proposals (`locate::glyphs`) can name them. The committed classifier
+/// at its calibrated threshold (0.999) names few of them — it reads most right, but
 /// less surely — yet nothing is misread or named twice, and the proposals name more than the
 /// outlines alone.
 #[test]
@@ -467,7 +467,6 @@ fn a_fan_is_read_from_its_index_strips_without_a_misread() {
             options,
         )
         .unwrap();
-        rec.set_photo_classifier(root().join("models/classifier-photo.onnx")).unwrap();
         rec.recognize(&image, None).unwrap()
     };
     let found = read(true);

@@ -32,11 +32,6 @@ use crate::rules::Card;
 
 /// Where the trained classifier lives, relative to the project root.
 pub const DEFAULT_PATH: &str = "models/classifier.onnx";
-/// The card-corner classifier for photos without calibration (`tablecam detect` on any photo):
-/// the table classifier's recipe plus index patches of real photos (models/MODEL_CARD.md). It
-/// is not used on table frames: its first version read one simulated deck's ace of diamonds as
-/// hearts, and this one has been checked on too few sessions to replace the table's.
-pub const PHOTO_PATH: &str = "models/classifier-photo.onnx";
 /// The `tablecam.version` of the index-box contract (v1).
 pub const CONTRACT_VERSION: &str = "1";
 /// The `tablecam.version` of the card-corner contract (v2).

@@ -38,10 +38,6 @@ pub struct DetectArgs {
     /// The classifier model.
     #[arg(long, default_value = crate::classify::DEFAULT_PATH)]
     pub classifier: PathBuf,
-    /// The classifier of photos without --calibration.
-    /// [default: models/classifier-photo.onnx, or --classifier where that is given]
-    #[arg(long)]
-    pub photo_classifier: Option<PathBuf>,
     /// ONNX Runtime intra-op threads per model.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
@@ -259,17 +255,6 @@ fn detect_one(
     Ok(cards)
 }
 
-/// The classifier of photos without calibration: `--photo-classifier`, else none if a
-/// `--classifier` other than the default is given (the user chose one model to read
-/// everything), else [`crate::classify::PHOTO_PATH`].
-pub fn photo_classifier(classifier: &Path, photo: &Option<PathBuf>) -> Option<PathBuf> {
-    match photo {
-        Some(p) => Some(p.clone()),
-        None if classifier != Path::new(crate::classify::DEFAULT_PATH) => None,
-        None => Some(PathBuf::from(crate::classify::PHOTO_PATH)),
-    }
-}
-
 /// Runs `tablecam detect`. Models and calibration must load (else an error); each image then
 /// succeeds or fails on its own. Returns whether every image succeeded.
 pub fn run_detect(args: &DetectArgs) -> Result<bool, RecognizeError> {
@@ -282,11 +267,6 @@ pub fn run_detect(args: &DetectArgs) -> Result<bool, RecognizeError> {
     let mut recognizer =
         Recognizer::with_options(resolve_model(&args.locator), resolve_model(&args.classifier), options)?;
     let geometry = args.calibration.as_deref().map(Calibration::load).transpose()?;
-    if let Some(p) = photo_classifier(&args.classifier, &args.photo_classifier).filter(|_| geometry.is_none()) {
-        if !args.network_locator {
-            recognizer.set_photo_classifier(resolve_model(&p))?;
-        }
-    }
     if let (Some(path), Some(g)) = (&args.reference, &geometry) {
         recognizer.set_table_reference(g, &load_image(path)?)?;
     }

@@ -70,10 +70,6 @@ pub struct EvalArgs {
     /// The classifier model.
     #[arg(long, default_value = crate::classify::DEFAULT_PATH)]
     pub classifier: PathBuf,
-    /// The classifier of the real photos (read without calibration).
-    /// [default: models/classifier-photo.onnx, or --classifier where that is given]
-    #[arg(long)]
-    pub photo_classifier: Option<PathBuf>,
     /// ONNX Runtime intra-op threads per model.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
@@ -729,8 +725,6 @@ pub struct Report {
     pub classifier: PathBuf,
     /// The classifier's threshold.
     pub min_confidence: f32,
-    /// The classifier of the real photos and its threshold, where they were read.
-    pub photo_classifier: Option<(PathBuf, f32)>,
     /// Simulator results.
     pub sim: Option<SimReport>,
     /// Real-photo results.
@@ -1000,9 +994,6 @@ fn markdown(r: &Report) -> String {
         r.classifier.display(),
         r.min_confidence
     );
-    if let Some((path, t)) = &r.photo_classifier {
-        let _ = writeln!(s, "Real photos read with `{}` (min_confidence {:.3}).\n", path.display(), t);
-    }
     let confusion_table = |s: &mut String, c: &[Confusion]| {
         if c.is_empty() {
             s.push_str("No wrong readings.\n\n");
@@ -1237,16 +1228,8 @@ pub fn run_eval(args: &EvalArgs) -> Result<Report, RecognizeError> {
     };
     let (locator, classifier) = (resolve_model(&args.locator), resolve_model(&args.classifier));
     let mut recognizer = Recognizer::with_options(&locator, &classifier, options)?;
-    let mut photo_classifier = classifier.clone();
-    if let Some(p) = super::cli::photo_classifier(&args.classifier, &args.photo_classifier) {
-        if real.is_some() && !args.network_locator {
-            photo_classifier = resolve_model(&p);
-            recognizer.set_photo_classifier(&photo_classifier)?;
-        }
-    }
     if let Some(t) = args.min_confidence {
         recognizer.classifier_mut().set_min_confidence(t);
-        recognizer.photo_classifier_mut().set_min_confidence(t);
     }
     let mut errors = Vec::new();
     let mut sim = sim.map(|d| eval_sim(&mut recognizer, &d, &args.split, args.limit, &mut errors)).transpose()?;
@@ -1263,16 +1246,8 @@ pub fn run_eval(args: &EvalArgs) -> Result<Report, RecognizeError> {
     let real = real
         .map(|d| eval_real(&mut recognizer, &d, args.real_split.as_deref(), args.limit, &mut errors))
         .transpose()?;
-    let photo_classifier =
-        real.is_some().then(|| (photo_classifier, recognizer.photo_classifier_mut().min_confidence()));
-    let report = Report {
-        locator,
-        classifier,
-        min_confidence: recognizer.classifier_mut().min_confidence(),
-        photo_classifier,
-        sim,
-        real,
-    };
+    let report =
+        Report { locator, classifier, min_confidence: recognizer.classifier_mut().min_confidence(), sim, real };
 
     std::fs::create_dir_all(&args.out).map_err(|source| RecognizeError::Io { path: args.out.clone(), source })?;
     let write = |name: &str, text: String| {

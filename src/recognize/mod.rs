@@ -83,12 +83,6 @@ pub enum RecognizeError {
         /// Calibration height.
         cal_h: u32,
     },
-    /// The photo classifier is not a card-corner classifier.
-    #[error("{}: the photo classifier must read card corners (tablecam.patch_kind=card_corner); restore the committed {}", path.display(), crate::classify::PHOTO_PATH)]
-    PhotoClassifier {
-        /// The file.
-        path: PathBuf,
-    },
     /// An image file could not be read or decoded.
     #[error("{}: {message}", path.display())]
     Image {
@@ -438,8 +432,6 @@ pub const PAIR_DISTANCE: f64 = 6.0;
 pub struct Recognizer {
     locator: Locator,
     classifier: Classifier,
-    /// Reads photos without calibration, where given (else `classifier` does).
-    photo_classifier: Option<Classifier>,
     options: RecognizerOptions,
     /// The locator's input, kept between frames.
     input: Array4<f32>,
@@ -462,30 +454,7 @@ impl Recognizer {
     ) -> Result<Recognizer, RecognizeError> {
         let locator = Locator::load(locator, &options.session)?;
         let classifier = Classifier::load(classifier, &options.session)?;
-        Ok(Recognizer {
-            locator,
-            classifier,
-            photo_classifier: None,
-            options,
-            input: Array4::zeros((0, 3, 0, 0)),
-            planes: Vec::new(),
-        })
-    }
-
-    /// Reads photos without calibration with this card-corner classifier
-    /// ([`classify::PHOTO_PATH`]) instead of the table's.
-    pub fn set_photo_classifier(&mut self, path: impl AsRef<Path>) -> Result<(), RecognizeError> {
-        let c = Classifier::load(path.as_ref(), &self.options.session)?;
-        if c.patch_kind() != PatchKind::CardCorner {
-            return Err(RecognizeError::PhotoClassifier { path: path.as_ref().to_path_buf() });
-        }
-        self.photo_classifier = Some(c);
-        Ok(())
-    }
-
-    /// The classifier that reads photos without calibration.
-    pub fn photo_classifier_mut(&mut self) -> &mut Classifier {
-        self.photo_classifier.as_mut().unwrap_or(&mut self.classifier)
+        Ok(Recognizer { locator, classifier, options, input: Array4::zeros((0, 3, 0, 0)), planes: Vec::new() })
     }
 
     /// Gives the table-plane finder of `g`'s camera its empty table (a frame of that camera with
@@ -798,7 +767,7 @@ impl Recognizer {
             levels.push(half);
         }
         let levels = &levels;
-        let classifier = self.photo_classifier.as_mut().unwrap_or(&mut self.classifier);
+        let classifier = &mut self.classifier;
         let min_conf = classifier.min_confidence();
         let mut patches = 0;
         let mut read_views = |views: &[([Point; 4], u32)]| -> Result<ndarray::Array2<f32>, RecognizeError> {
