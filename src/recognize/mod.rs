@@ -816,8 +816,8 @@ impl Recognizer {
         // Second pass: the other card sizes of the proposals where the first saw some card (most
         // proposals are pips and art, which no size turns into an index).
         let base = 4 * quads.len();
-        let card_share = |r: &[f32]| r[..CARD_LABELS].iter().copied().fold(0.0f32, f32::max);
-        let again: Vec<usize> = (0..glyphs.len()).filter(|&n| card_share(row(base + n)) >= GLYPH_SECOND_LOOK).collect();
+        let best_card = |r: &[f32]| r[..CARD_LABELS].iter().copied().fold(0.0f32, f32::max);
+        let again: Vec<usize> = (0..glyphs.len()).filter(|&n| best_card(row(base + n)) >= GLYPH_SECOND_LOOK).collect();
         let second: Vec<([Point; 4], u32)> = again
             .iter()
             .flat_map(|&n| {
