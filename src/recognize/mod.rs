@@ -830,7 +830,7 @@ impl Recognizer {
         times.patches = patches;
         let mut glyph_reads: Vec<IndexRead> = Vec::new();
         let mut consider = |n: usize, r: &[f32]| {
-            let v = classify::combine(&[r], min_conf);
+            let v = classify::combine(&[r], min_conf.min(PAIRED_INDEX_CONFIDENCE));
             if matches!(v.identity, CardIdentity::Card(_)) {
                 glyph_reads.push(IndexRead { proposal: glyphs[n].0, card: v.identity, confidence: v.confidence });
             }
@@ -844,7 +844,7 @@ impl Recognizer {
             }
         }
         times.classifier_ms = ms(t2);
-        Ok(index_reads(suppress_overlaps(read), glyph_reads))
+        Ok(index_reads(suppress_overlaps(read), glyph_reads, min_conf))
     }
 
     /// Cards measured on the rectified table plane ([`locate::plane`]).
@@ -924,6 +924,13 @@ const SAME_INDEX: f64 = 0.5;
 /// Two indexes of one card lie at most this many index heights apart (the card's diagonal with
 /// the index at 0.17 of the long side, and some).
 const SAME_CARD_INDEXES: f64 = 8.0;
+/// A card whose two indexes both read it with at least this confidence is named even if neither
+/// alone reaches the classifier's threshold: two corners are two views of one card, and
+/// together (0.99 each: 0.9999) they are surer than either.
+const PAIRED_INDEX_CONFIDENCE: f32 = 0.99;
+/// The other index of a card lies at least this many index heights away (a card's long side is
+/// about five).
+const OTHER_CORNER: f64 = 2.0;
 
 /// The photo's detections with the index readings added ([`Recognizer::photo_cards`]):
 /// - readings of one index are one reading, and no reading if they name different cards;
@@ -931,7 +938,11 @@ const SAME_CARD_INDEXES: f64 = 8.0;
 ///   otherwise (the outline read the card's own corners);
 /// - the two indexes of one card become one detection spanning both;
 /// - every other reading is a card of its own index ([`Source::IndexOnly`], quad = the index).
-fn index_reads(mut cards: Vec<DetectedCard>, mut reads: Vec<IndexRead>) -> Vec<DetectedCard> {
+///
+/// A reading names a card alone from `min_conf` on; below it (from
+/// [`PAIRED_INDEX_CONFIDENCE`]) only together with the card's other index, where the two
+/// readings' combined confidence reaches `min_conf`.
+fn index_reads(mut cards: Vec<DetectedCard>, mut reads: Vec<IndexRead>, min_conf: f32) -> Vec<DetectedCard> {
     reads.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
     // one reading per index, none where readings disagree
     let mut indexes: Vec<(IndexRead, bool)> = Vec::new();
@@ -949,7 +960,7 @@ fn index_reads(mut cards: Vec<DetectedCard>, mut reads: Vec<IndexRead>) -> Vec<D
     for r in indexes.into_iter().filter(|(_, conflict)| !conflict).map(|(r, _)| r) {
         let at = r.proposal.centre();
         match cards.iter_mut().find(|d| d.source == Source::Card && Polygon(d.quad.to_vec()).contains(at)) {
-            Some(d) if d.card == CardIdentity::Unknown => {
+            Some(d) if d.card == CardIdentity::Unknown && r.confidence >= min_conf => {
                 d.card = r.card;
                 d.confidence = r.confidence;
                 d.face_up = true;
@@ -971,15 +982,25 @@ fn index_reads(mut cards: Vec<DetectedCard>, mut reads: Vec<IndexRead>) -> Vec<D
             .filter(|&(b, d)| d <= reach(b))
             .min_by(|x, y| x.1.total_cmp(&y.1));
         let mut pts = loose[a].proposal.quad().to_vec();
-        if let Some((b, _)) = partner {
+        let mut confidence = loose[a].confidence;
+        if let Some((b, d)) = partner {
             used[b] = true;
             pts.extend(loose[b].proposal.quad());
+            // two corners are independent views only if they are two places on the card, not
+            // two readings of one index that the merge above kept apart
+            if d >= OTHER_CORNER * loose[a].proposal.height().max(loose[b].proposal.height()) {
+                let (p, q) = (f64::from(confidence), f64::from(loose[b].confidence));
+                confidence = confidence.max((p * q / (p * q + (1.0 - p) * (1.0 - q))) as f32);
+            }
+        }
+        if confidence < min_conf {
+            continue;
         }
         let quad = min_area_rect(&pts).map_or_else(|| order_quad(loose[a].proposal.quad()), |r| r.quad());
         let index_boxes = pts.chunks(4).map(bbox_of).collect();
         cards.push(DetectedCard {
             card: loose[a].card,
-            confidence: loose[a].confidence,
+            confidence,
             face_up: true,
             quad,
             index_boxes,
@@ -1291,9 +1312,11 @@ mod tests {
     #[test]
     fn index_readings_that_disagree_name_no_card() {
         // two readings of one index (10 px apart, index 40 px high), another index far away
-        let out = index_reads(vec![], vec![read("5S", (100.0, 100.0), 0.9995), read("5C", (104.0, 108.0), 0.9991)]);
+        let out =
+            index_reads(vec![], vec![read("5S", (100.0, 100.0), 0.9995), read("5C", (104.0, 108.0), 0.9991)], 0.999);
         assert!(out.is_empty(), "{out:?}");
-        let out = index_reads(vec![], vec![read("5S", (100.0, 100.0), 0.9995), read("5S", (104.0, 108.0), 0.9991)]);
+        let out =
+            index_reads(vec![], vec![read("5S", (100.0, 100.0), 0.9995), read("5S", (104.0, 108.0), 0.9991)], 0.999);
         assert_eq!(out.len(), 1);
         assert_eq!((out[0].card.code().as_str(), out[0].source), ("5S", Source::IndexOnly));
         assert_eq!(out[0].index_boxes, vec![[88.0, 80.0, 112.0, 120.0]]);
@@ -1309,11 +1332,11 @@ mod tests {
             index_boxes: vec![],
             source: Source::Card,
         };
-        let out = index_reads(vec![outline("unknown")], vec![read("QH", (80.0, 90.0), 0.9993)]);
+        let out = index_reads(vec![outline("unknown")], vec![read("QH", (80.0, 90.0), 0.9993)], 0.999);
         assert_eq!(out.len(), 1);
         assert_eq!((out[0].card.code().as_str(), out[0].quad), ("QH", box_quad([50.0, 50.0, 250.0, 330.0])));
         // the outline read the card's own corners: its reading stands, the index adds nothing
-        let out = index_reads(vec![outline("QD")], vec![read("QH", (80.0, 90.0), 0.9993)]);
+        let out = index_reads(vec![outline("QD")], vec![read("QH", (80.0, 90.0), 0.9993)], 0.999);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].card.code(), "QD");
     }
@@ -1326,12 +1349,39 @@ mod tests {
             read("9C", (150.0, 100.0), 0.9996),   // a neighbour in the fan
             read("9D", (2000.0, 2000.0), 0.9991), // a second deck's 9D, far away
         ];
-        let out = index_reads(vec![], reads);
+        let out = index_reads(vec![], reads, 0.999);
         let codes: Vec<String> = out.iter().map(|d| d.card.code()).collect();
         assert_eq!(codes.iter().filter(|c| *c == "9D").count(), 2, "{codes:?}");
         let pair = out.iter().find(|d| d.index_boxes.len() == 2).expect("the card read at both ends");
         assert_eq!(pair.card.code(), "9D");
         assert!(Polygon(pair.quad.to_vec()).contains(Point::new(180.0, 215.0)));
         assert!(out.iter().any(|d| d.card.code() == "9C" && d.index_boxes.len() == 1));
+    }
+
+    #[test]
+    fn two_unsure_indexes_of_one_card_name_it_and_one_alone_does_not() {
+        // each below the threshold; together 0.995 · 0.995 against 0.005 · 0.005
+        let both =
+            index_reads(vec![], vec![read("7H", (100.0, 100.0), 0.995), read("7H", (260.0, 330.0), 0.995)], 0.999);
+        assert_eq!(both.len(), 1, "{both:?}");
+        assert_eq!((both[0].card.code().as_str(), both[0].index_boxes.len()), ("7H", 2));
+        assert!(both[0].confidence > 0.9999);
+        let alone = index_reads(vec![], vec![read("7H", (100.0, 100.0), 0.995)], 0.999);
+        assert!(alone.is_empty(), "{alone:?}");
+        // two readings a little apart are one index read twice, not two corners
+        let twice =
+            index_reads(vec![], vec![read("7H", (100.0, 100.0), 0.995), read("7H", (100.0, 150.0), 0.995)], 0.999);
+        assert!(twice.is_empty(), "{twice:?}");
+        // an unsure reading does not name an outlined card
+        let outline = DetectedCard {
+            card: CardIdentity::Unknown,
+            confidence: 0.5,
+            face_up: true,
+            quad: box_quad([50.0, 50.0, 250.0, 330.0]),
+            index_boxes: vec![],
+            source: Source::Card,
+        };
+        let out = index_reads(vec![outline], vec![read("7H", (80.0, 90.0), 0.995)], 0.999);
+        assert_eq!(out[0].card, CardIdentity::Unknown);
     }
 }
