@@ -192,6 +192,13 @@ pub fn box_quad(b: [f64; 4]) -> Quad {
     [Point::new(b[0], b[1]), Point::new(b[2], b[1]), Point::new(b[2], b[3]), Point::new(b[0], b[3])]
 }
 
+/// The axis-aligned box `[x1, y1, x2, y2]` around some points.
+pub fn bounding_box(points: &[Point]) -> [f64; 4] {
+    points.iter().fold([f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY], |b, p| {
+        [b[0].min(p.x), b[1].min(p.y), b[2].max(p.x), b[3].max(p.y)]
+    })
+}
+
 /// Intersection over union of two axis-aligned boxes `[x1, y1, x2, y2]`.
 pub fn box_iou(a: [f64; 4], b: [f64; 4]) -> f64 {
     let iw = (a[2].min(b[2]) - a[0].max(b[0])).max(0.0);

@@ -17,7 +17,7 @@ use opencv::core::{self, Mat, Size};
 use opencv::imgproc;
 use opencv::prelude::*;
 
-use super::photo::work_grey;
+use super::photo::{cv, work_grey};
 use super::LocateError;
 use crate::calib::Point;
 
@@ -45,10 +45,6 @@ pub const INDEX_SHARES: [f64; 3] = [0.17, 0.21, 0.26];
 const ASPECT: f64 = 0.70;
 /// The index's top-left from the card's top-left corner, as shares of the card's sides.
 const MARGIN: (f64, f64) = (0.035, 0.035);
-
-fn cv(context: &'static str) -> impl FnOnce(opencv::Error) -> LocateError {
-    move |source| LocateError::Photo { context, source }
-}
 
 /// One possible index: its box in its own frame (`u` along `right`, `v` along `down`, image
 /// pixels), `down` pointing from the rank to the suit.

@@ -44,7 +44,8 @@ const MAX_ASPECT: f64 = 2.6;
 /// Polygon approximation tolerance as a share of the perimeter (rounded card corners).
 const APPROX: f64 = 0.03;
 
-fn cv(context: &'static str) -> impl FnOnce(opencv::Error) -> LocateError {
+/// An OpenCV error of the photo finders (outlines here, index glyphs in [`super::glyphs`]).
+pub(super) fn cv(context: &'static str) -> impl FnOnce(opencv::Error) -> LocateError {
     move |source| LocateError::Photo { context, source }
 }
 

@@ -14,7 +14,7 @@ use super::{
     cv, resolve_model, CardIdentity, DetectedCard, RecognizeError, Recognizer, RecognizerOptions, Source, StageTimes,
 };
 use crate::calib::{Point, Polygon};
-use crate::locate::geometry::{box_quad, intersect_convex, polygon_area, polygon_iou};
+use crate::locate::geometry::{bounding_box, box_quad, intersect_convex, polygon_area, polygon_iou};
 use crate::onnx::SessionOptions;
 
 /// Default simulator dataset.
@@ -237,17 +237,6 @@ pub struct ErrorCase {
     pub severity: f64,
 }
 
-fn bbox_of(q: &[Point]) -> [f64; 4] {
-    let xs = q.iter().map(|p| p.x);
-    let ys = q.iter().map(|p| p.y);
-    [
-        xs.clone().fold(f64::MAX, f64::min),
-        ys.clone().fold(f64::MAX, f64::min),
-        xs.fold(f64::MIN, f64::max),
-        ys.fold(f64::MIN, f64::max),
-    ]
-}
-
 fn centre(q: &[Point]) -> Point {
     let n = q.len().max(1) as f64;
     Point::new(q.iter().map(|p| p.x).sum::<f64>() / n, q.iter().map(|p| p.y).sum::<f64>() / n)
@@ -356,7 +345,7 @@ pub fn score_sim(truth: &[SimCard], dets: &[DetectedCard]) -> (SimCounts, Vec<(S
                 .max_by(|&a, &b| dets[a].confidence.total_cmp(&dets[b].confidence))
         });
         let got = read.map(|d| &dets[d]);
-        let region = bbox_of(&quads[t]);
+        let region = bounding_box(&quads[t]);
         let mut error = |predicted: String, confidence: f32, severity: f64| {
             errors.push(ErrorCase {
                 image: PathBuf::new(),
@@ -470,7 +459,7 @@ pub fn score_real(labels: &[RealLabel], dets: &[DetectedCard]) -> (RealCounts, V
             confusions.push((l.identity.code(), d.card.code()));
             errors.push(ErrorCase {
                 image: PathBuf::new(),
-                region: bbox_of(&d.quad),
+                region: bounding_box(&d.quad),
                 truth: l.identity.code(),
                 predicted: d.card.code(),
                 confidence: d.confidence,

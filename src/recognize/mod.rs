@@ -42,7 +42,7 @@ use serde::Serialize;
 use crate::calib::{layout, Point, Polygon, TableGeometry};
 pub use crate::classify::CardIdentity;
 use crate::classify::{self, Classifier, ClassifyError, PatchKind};
-use crate::locate::geometry::{box_quad, intersect_convex, min_area_rect, polygon_area};
+use crate::locate::geometry::{bounding_box, box_quad, intersect_convex, min_area_rect, polygon_area};
 use crate::locate::{self, order_quad, LocateError, Locator, Quad, RotatedRect};
 use crate::onnx::SessionOptions;
 
@@ -816,7 +816,8 @@ impl Recognizer {
         // Second pass: the other card sizes of the proposals where the first saw some card (most
         // proposals are pips and art, which no size turns into an index).
         let base = 4 * quads.len();
-        let best_card = |r: &[f32]| r[..CARD_LABELS].iter().copied().fold(0.0f32, f32::max);
+        // the 52 cards come before `back` among the labels
+        let best_card = |r: &[f32]| r[..classify::BACK].iter().copied().fold(0.0f32, f32::max);
         let again: Vec<usize> = (0..glyphs.len()).filter(|&n| best_card(row(base + n)) >= GLYPH_SECOND_LOOK).collect();
         let second: Vec<([Point; 4], u32)> = again
             .iter()
@@ -904,8 +905,6 @@ fn either_diagonal(a: classify::Verdict, b: classify::Verdict) -> Option<classif
     }
 }
 
-/// The 52 cards come first among the classifier's labels.
-const CARD_LABELS: usize = 52;
 /// An index proposal is read at its other card sizes when its middle size gives some card at
 /// least this probability.
 const GLYPH_SECOND_LOOK: f32 = 0.2;
@@ -997,7 +996,7 @@ fn index_reads(mut cards: Vec<DetectedCard>, mut reads: Vec<IndexRead>, min_conf
             continue;
         }
         let quad = min_area_rect(&pts).map_or_else(|| order_quad(loose[a].proposal.quad()), |r| r.quad());
-        let index_boxes = pts.chunks(4).map(bbox_of).collect();
+        let index_boxes = pts.chunks(4).map(bounding_box).collect();
         cards.push(DetectedCard {
             card: loose[a].card,
             confidence,
@@ -1008,13 +1007,6 @@ fn index_reads(mut cards: Vec<DetectedCard>, mut reads: Vec<IndexRead>, min_conf
         });
     }
     cards
-}
-
-/// The axis-aligned box `[x0, y0, x1, y1]` of some points.
-fn bbox_of(pts: &[Point]) -> [f64; 4] {
-    pts.iter().fold([f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY], |b, p| {
-        [b[0].min(p.x), b[1].min(p.y), b[2].max(p.x), b[3].max(p.y)]
-    })
 }
 
 /// One detection per card: the best readings first (a named card, then a back, then an unread
@@ -1309,6 +1301,18 @@ mod tests {
         IndexRead { proposal: index_at(at.0, at.1, 40.0), card: CardIdentity::parse(code).unwrap(), confidence }
     }
 
+    /// A card outlined in a photo at (50, 50)–(250, 330), read as `card`.
+    fn outline(card: &str) -> DetectedCard {
+        DetectedCard {
+            card: CardIdentity::parse(card).unwrap(),
+            confidence: 0.5,
+            face_up: true,
+            quad: box_quad([50.0, 50.0, 250.0, 330.0]),
+            index_boxes: vec![],
+            source: Source::Card,
+        }
+    }
+
     #[test]
     fn index_readings_that_disagree_name_no_card() {
         // two readings of one index (10 px apart, index 40 px high), another index far away
@@ -1324,14 +1328,6 @@ mod tests {
 
     #[test]
     fn an_index_on_an_outlined_card_names_it_only_if_its_outline_read_nothing() {
-        let outline = |card: &str| DetectedCard {
-            card: CardIdentity::parse(card).unwrap(),
-            confidence: 0.5,
-            face_up: true,
-            quad: box_quad([50.0, 50.0, 250.0, 330.0]),
-            index_boxes: vec![],
-            source: Source::Card,
-        };
         let out = index_reads(vec![outline("unknown")], vec![read("QH", (80.0, 90.0), 0.9993)], 0.999);
         assert_eq!(out.len(), 1);
         assert_eq!((out[0].card.code().as_str(), out[0].quad), ("QH", box_quad([50.0, 50.0, 250.0, 330.0])));
@@ -1373,15 +1369,7 @@ mod tests {
             index_reads(vec![], vec![read("7H", (100.0, 100.0), 0.995), read("7H", (100.0, 150.0), 0.995)], 0.999);
         assert!(twice.is_empty(), "{twice:?}");
         // an unsure reading does not name an outlined card
-        let outline = DetectedCard {
-            card: CardIdentity::Unknown,
-            confidence: 0.5,
-            face_up: true,
-            quad: box_quad([50.0, 50.0, 250.0, 330.0]),
-            index_boxes: vec![],
-            source: Source::Card,
-        };
-        let out = index_reads(vec![outline], vec![read("7H", (80.0, 90.0), 0.995)], 0.999);
+        let out = index_reads(vec![outline("unknown")], vec![read("7H", (80.0, 90.0), 0.995)], 0.999);
         assert_eq!(out[0].card, CardIdentity::Unknown);
     }
 }
