@@ -16,6 +16,22 @@ if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import jax, onnx, onn
   "$VENV/bin/pip" install --quiet --upgrade pip
   "$VENV/bin/pip" install --quiet -r models/training/requirements.txt
 fi
+if [ -n "${FONT_PATCHES:-}" ]; then
+  # FONT_PATCHES=N adds N patches of random index styles drawn from fonts
+  # (models/training/font_faces.py; tried for v7/v8 on 2026-11-26 and not adopted, MODEL_CARD.md).
+  # Their Debian font packages (FONT_PACKAGES there) are installed first.
+  FONT_DEBS=(fonts-dejavu-core fonts-dejavu-extra fonts-freefont-ttf fonts-liberation fonts-urw-base35 fonts-texgyre fonts-texgyre-math)
+  missing=()
+  for pkg in "${FONT_DEBS[@]}"; do
+    [ "$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)" = "install ok installed" ] || missing+=("$pkg")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    echo "== Debian font packages: ${missing[*]}"
+    SUDO=(); [ "$(id -u)" -eq 0 ] || SUDO=(sudo)
+    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+  fi
+fi
 export XLA_FLAGS="${XLA_FLAGS:-} --xla_cpu_multi_thread_eigen=true"
 if [ -z "${SKIP_LOCATOR:-}" ]; then  # SKIP_LOCATOR=1 retrains the classifier alone
   # The committed models were trained on exactly this: 1,600 training images (seed 1) and
@@ -43,10 +59,19 @@ fi
 T=var/training
 mkdir -p "$T"
 # validation designs calibrate the threshold, test designs are only reported; neither is trained on
-for split in val:2:12000 test:3:12000 train:1:${CORNER_PATCHES:-100000}; do
+# (60 k validation patches: a threshold is certified only by thousands of answers, train_corner.py).
+# VISIBLE_LABELS=1 labels patches by the index they show (corners.py --visible-labels; v9, tried
+# on 2026-11-26 and not adopted yet, MODEL_CARD.md); without it the labels are v6's.
+SPLITS=(val:2:60000 test:3:24000 train:1:${CORNER_PATCHES:-100000})
+TRAIN="$T/corners-train.npz"
+if [ -n "${FONT_PATCHES:-}" ]; then
+  SPLITS+=(fonts:4:$FONT_PATCHES)
+  TRAIN="$TRAIN,$T/corners-fonts.npz"
+fi
+for split in "${SPLITS[@]}"; do
   IFS=: read -r name seed n <<<"$split"
   if [ ! -s "$T/corners-$name.npz" ]; then
-    "$VENV/bin/python" models/training/corners.py --faces "$F" --split "$name" --seed "$seed" --n "$n" --out "$T/corners-$name.npz"
+    "$VENV/bin/python" models/training/corners.py ${VISIBLE_LABELS:+--visible-labels} --faces "$F" --split "$name" --seed "$seed" --n "$n" --out "$T/corners-$name.npz"
   fi
 done
 # 35 % of each batch: index patches of the real photos' train half (never the held-out half), cut
@@ -63,6 +88,6 @@ if [ -n "${REAL_PATCHES:-}" ]; then
   [ -s "$T/corners-real.npz" ] || "$VENV/bin/python" models/training/real_corners.py --out "$T/corners-real.npz"
   EXTRA=(--train-extra "$T/corners-real.npz")
 fi
-"$VENV/bin/python" models/training/train_corner.py --train "$T/corners-train.npz" "${EXTRA[@]}" \
+"$VENV/bin/python" models/training/train_corner.py --train "$TRAIN" "${EXTRA[@]}" \
   --val "$T/corners-val.npz" --test "$T/corners-test.npz" --steps "${CLASSIFIER_STEPS:-5000}" --seed 1
 sha256sum models/locator.onnx models/classifier.onnx

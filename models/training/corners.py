@@ -32,6 +32,7 @@ import os
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 
+import font_faces
 import nets
 import patches
 from patches import Faces, surface
@@ -142,13 +143,17 @@ def one_patch(rng, faces, kind):
     K = np.diag([ss, ss, 1.0])
     canvas = cheap_surface(rng, cw * ss, ch * ss)
     fu = lambda u, v: np.array([[1, 0, u * fw], [0, 1, v * fh], [0, 0, 1]])  # shift by card fractions
+    others = []  # the other cards drawn, bottom to top: (face px → canvas, label)
     # cards underneath: a hand's neighbours (left or right, overlapped or side by side)
     for _ in range(rng.integers(0, 3) if kind != "misplaced" else 0):
-        nb = faces.face(design, CODES[rng.integers(52)] if rng.random() < 0.8 else "back")
+        code = CODES[rng.integers(52)] if rng.random() < 0.8 else "back"
+        nb = faces.face(design, code)
         if rng.random() < 0.5:
             nb = nb.rotate(180)
         dx = rng.choice([-1, 1]) * rng.uniform(0.25, 1.15)
-        warp_into(canvas, nb, K @ Hc @ fu(dx, rng.uniform(-0.1, 0.1)))
+        others.append((K @ Hc @ fu(dx, rng.uniform(-0.1, 0.1)), code))
+        warp_into(canvas, nb, others[-1][0])
+    n_under = len(others)
     warp_into(canvas, face, K @ Hc)
     label = BACK if kind == "back" else IDX[label_face]
     ir = sheet["index"]["rect"]
@@ -158,7 +163,8 @@ def one_patch(rng, faces, kind):
     hidden = np.zeros(len(grid), bool)
     # a card dealt on top of this one, from the right or below: covers part of the corner
     if rng.random() < 0.2:
-        nb = faces.face(design, CODES[rng.integers(52)] if rng.random() < 0.8 else "back")
+        code = CODES[rng.integers(52)] if rng.random() < 0.8 else "back"
+        nb = faces.face(design, code)
         if rng.random() < 0.5:
             nb = nb.rotate(180)
         if rng.random() < 0.5:
@@ -166,9 +172,11 @@ def one_patch(rng, faces, kind):
         else:
             ox, oy = rng.uniform(-0.1, 0.1), rng.uniform(0.08, 0.5)
         Hn = K @ Hc @ fu(ox, oy)
+        others.append((Hn, code))
         warp_into(canvas, nb, Hn)
         hidden |= inside(apply(Hn, card), grid)
     d = ImageDraw.Draw(canvas)
+    finger = None
     # a finger or a chip over the corner
     if rng.random() < 0.12:
         cu, cv = rng.uniform(ir[0], ir[2]), rng.uniform(ir[1], ir[3])
@@ -179,10 +187,7 @@ def one_patch(rng, faces, kind):
                                      else rng.uniform(0, 255, 3))) + (255,)
         d.ellipse([ctr[0] - rr, ctr[1] - rr, ctr[0] + rr, ctr[1] + rr], fill=col)
         hidden |= np.hypot(grid[:, 0] - ctr[0], grid[:, 1] - ctr[1]) < rr
-    # unreadable when a quarter of the rank or of the suit is hidden (a back stays a back)
-    h = hidden.reshape(8, 5)
-    if label != BACK and (h[:4].mean() > 0.25 or h[4:].mean() > 0.25):
-        label = UNKNOWN
+        finger = (ctr, rr)
     # camera: area sampling to the true resolution, optics, lighting, noise, JPEG
     img = canvas.convert("RGB")
     if ss > 1:
@@ -228,26 +233,74 @@ def one_patch(rng, faces, kind):
     est = (card - centre) * sc
     est = est @ np.array([[cr, sr], [-sr, cr]]) + centre + np.array([du * fw, dv * fh])
     quad = apply(Hc, est) + rng.normal(0, 0.01 * j * L, (4, 2))
+    # unreadable when a quarter of the rank or of the suit is hidden, or outside the crop (a
+    # misplaced crop can show only pips or the card's edge: labelled as the card, such patches
+    # taught the network to guess from pips and colour — a back stays a back)
+    into_patch = np.linalg.inv(corner_map(quad))
+    g = apply(into_patch, grid / ss - 0.5)  # canvas (supersampled, continuous) → patch index
+    out = ((g[:, 0] < -0.5) | (g[:, 0] > PW - 0.5) | (g[:, 1] < -0.5) | (g[:, 1] > PH - 0.5)).reshape(8, 5)
+    h = hidden.reshape(8, 5)
+    if not VISIBLE_LABELS:  # v6's labels: an index cut by the crop is still the card
+        out[:] = False
+    # the measured index box has a margin around the glyphs: a crop may cut more of it
+    if label != BACK and (h[:4].mean() > 0.25 or h[4:].mean() > 0.25
+                          or (h | out)[:4].mean() > 0.4 or (h | out)[4:].mean() > 0.4):
+        label = UNKNOWN
+    # the card the crop was cut from: a reading that names it is not a misread, whatever the label
+    source = UNKNOWN if kind == "surface" else BACK if kind == "back" else IDX[label_face]
+    # Another card's whole index in the crop where this card's is unreadable (a card dealt
+    # almost on top, a neighbour under a misplaced crop): the patch shows that card's index, as
+    # clean as any; labelled `unknown` (or `back`) it taught the network that a clean index may
+    # be no card at all, which capped its confidence everywhere. It is that card.
+    if VISIBLE_LABELS and kind != "surface" and label in (UNKNOWN, BACK):
+        main_quad = apply(K @ Hc, card)
+        face_grid = np.c_[gu.ravel() * fw, gv.ravel() * fh]
+        shown = []
+        for i, (Ho, code) in enumerate(others):
+            if code == "back":
+                continue
+            pts = apply(Ho, face_grid)
+            hid = np.zeros(len(pts), bool)
+            above = [q for q, _ in others[i + 1:]] + ([] if i >= n_under else [None])
+            for Hq in above:
+                hid |= inside(main_quad if Hq is None else apply(Hq, card), pts)
+            if finger is not None:
+                hid |= np.hypot(pts[:, 0] - finger[0][0], pts[:, 1] - finger[0][1]) < finger[1]
+            gp = apply(into_patch, pts / ss - 0.5)
+            m = (hid | (gp[:, 0] < -0.5) | (gp[:, 0] > PW - 0.5) | (gp[:, 1] < -0.5) | (gp[:, 1] > PH - 0.5)).reshape(8, 5)
+            if m[:4].mean() <= 0.25 and m[4:].mean() <= 0.25:
+                shown.append(IDX[code])
+        if len(shown) == 1:
+            label = source = shown[0]
     if kind == "surface":  # a false card: the crop shows felt, layout lines or chips
         cam = np.asarray(cheap_surface(rng, cw, ch).convert("RGB"), np.float32)
         label = UNKNOWN
     patch = bilinear(cam, corner_map(quad))
-    return np.clip(patch + 0.5, 0, 255).astype(np.uint8), label, L
+    return np.clip(patch + 0.5, 0, 255).astype(np.uint8), label, L, source
 
 
 _FACES = {}
 
 
+FONT_STYLES_PER_CHUNK = 40
+# --visible-labels: label a patch by the index it shows (see one_patch); off: as v6 was trained
+VISIBLE_LABELS = False
+
+
 def _work(args):
     root, split, n, seed = args
     rng = np.random.default_rng(seed)
-    faces = _FACES.setdefault((root, split), Faces(root, split))
+    if split == "fonts":  # random index styles (font_faces.py), fresh ones for every chunk
+        faces = font_faces.FontFaces(FONT_STYLES_PER_CHUNK, seed)
+    else:
+        faces = _FACES.setdefault((root, split), Faces(root, split))
     X = np.zeros((n, PH, PW, 3), np.uint8)
     Y = np.zeros(n, np.int32)
     Ls = np.zeros(n, np.float32)
+    C = np.zeros(n, np.int32)
     for i in range(n):
-        X[i], Y[i], Ls[i] = one_patch(rng, faces, kind_of(rng))
-    return X, Y, Ls
+        X[i], Y[i], Ls[i], C[i] = one_patch(rng, faces, kind_of(rng))
+    return X, Y, Ls, C
 
 
 def generate(root, split, n, seed, workers=2):
@@ -257,16 +310,26 @@ def generate(root, split, n, seed, workers=2):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--faces", default="var/faces")
-    ap.add_argument("--split", default="train")
+    ap.add_argument("--split", default="train",
+                    help="the face sheets' split (train, val, test), or `fonts`: random index styles "
+                         "drawn from the installed fonts (font_faces.py; --faces is not read)")
     ap.add_argument("--n", type=int, default=100000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", required=True)
     ap.add_argument("--preview", help="write a PNG grid of the first 160 patches with labels")
+    ap.add_argument("--visible-labels", action="store_true",
+                    help="label each patch by the index it shows: `unknown` where the crop cuts the "
+                         "card's index, another card where that card's whole index is in the crop "
+                         "(default: v6's labels, the card unless its index is hidden)")
     args = ap.parse_args()
-    X, Y, L = generate(args.faces, args.split, args.n, args.seed, args.workers)
+    global VISIBLE_LABELS
+    VISIBLE_LABELS = args.visible_labels  # set before the worker processes fork
+    X, Y, L, C = generate(args.faces, args.split, args.n, args.seed, args.workers)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    np.savez(args.out, X=X, Y=Y, L=L)  # L: the card's long side in camera pixels
+    # L: the card's long side in camera pixels; C: the card the crop was cut from (`back`, or
+    # `unknown` for a crop of the cloth), which calibration counts misreads against
+    np.savez(args.out, X=X, Y=Y, L=L, C=C)
     print(f"{args.out}: {len(Y)} patches, classes {len(set(Y.tolist()))}/54")
     if args.preview:
         cols, cw, chh = 16, 2 * PW + 6, 2 * PH + 14

@@ -74,30 +74,41 @@ def evaluate(params, X, bs=1024):
     return np.concatenate([np.asarray(predict(params, as_input(X[i:i + bs]))) for i in range(0, len(X), bs)])
 
 
-def calibrate(probs, Y, max_wrong):
+def calibrate(probs, truth, max_wrong):
     """The lowest threshold at which card answers are wrong at most `max_wrong` of the time with
     95 % confidence: (wrong + 3) / answered ≤ max_wrong ("rule of three": 0 wrong out of 6,000
-    answers certifies 0.05 %). 0.999 (answer almost nothing) if no threshold qualifies."""
+    answers certifies 0.05 %). 0.999 (answer almost nothing) if no threshold qualifies.
+    `truth`: per patch the card a right answer names (`source_cards`)."""
     pred, conf = probs.argmax(1), probs.max(1)
     card = pred < BACK
     for t in np.linspace(0.3, 0.999, 700):
         ans = card & (conf >= t)
-        if ans.sum() and (((pred != Y) & ans).sum() + 3) / ans.sum() <= max_wrong:
+        if ans.sum() and (((pred != truth) & ans).sum() + 3) / ans.sum() <= max_wrong:
             return float(t)
     return 0.999
 
 
-def report(name, probs, Y, t):
-    """Per patch: of the card patches, right / wrong / unknown at threshold t; backs; and how
-    often a non-card patch is answered as a card."""
+def source_cards(z):
+    """What a card answer must name to be right: the card the crop was cut from (`C`, written by
+    corners.py since 2026-11-26: a crop whose index is cut or hidden is labelled `unknown`, yet
+    naming its own card is no misread), else the label."""
+    return z["C"] if "C" in z else z["Y"]
+
+
+def report(name, probs, Y, t, source):
+    """Per patch: of the card patches, right / wrong / unknown at threshold t; backs; how often a
+    non-card patch is answered as a card; and misreads: card answers naming another card than
+    the one the crop was cut from (`source_cards`), over all patches."""
     pred, conf = probs.argmax(1), probs.max(1)
+    answered = (conf >= t) & (pred < BACK)
     card = Y < BACK
     ans = (conf >= t) & (pred < UNKNOWN)
     right, wrong = ans & (pred == Y), ans & (pred != Y)
     line = (f"{name}: {card.sum()} card patches: right {right[card].mean():.2%}, wrong {wrong[card].mean():.3%} "
             f"({wrong[card].sum()}), unknown {(~ans[card]).mean():.2%}, top-1 {(pred == Y)[card].mean():.2%}; "
             f"backs read back {(pred[Y == BACK] == BACK).mean():.2%}; "
-            f"unknown patches answered as a card {((pred < BACK) & (conf >= t))[Y == UNKNOWN].mean():.3%}")
+            f"unknown patches answered as a card {((pred < BACK) & (conf >= t))[Y == UNKNOWN].mean():.3%}; "
+            f"misreads {(answered & (pred != source)).sum()} of {answered.sum()} card answers")
     print(line, flush=True)
     return line
 
@@ -111,7 +122,8 @@ def readable(z):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--train", default=os.path.join(ROOT, "var/training/corners-train.npz"))
+    ap.add_argument("--train", default=os.path.join(ROOT, "var/training/corners-train.npz"),
+                    help="training patches; several files separated by commas are sampled as one set")
     ap.add_argument("--val", default=os.path.join(ROOT, "var/training/corners-val.npz"))
     ap.add_argument("--test", default=os.path.join(ROOT, "var/training/corners-test.npz"))
     ap.add_argument("--steps", type=int, default=4000)
@@ -131,8 +143,8 @@ def main():
     ap.add_argument("--ckpt", help="where to write the checkpoint (default: next to --train)")
     ap.add_argument("--out", default=os.path.join(ROOT, "models", "classifier.onnx"))
     args = ap.parse_args()
-    z = np.load(args.train)
-    X, Y = z["X"], z["Y"]
+    parts = [np.load(f) for f in args.train.split(",")]
+    X, Y = np.concatenate([z["X"] for z in parts]), np.concatenate([z["Y"] for z in parts])
     n_main = len(Y)
     if args.train_extra:
         z2 = np.load(args.train_extra)
@@ -162,7 +174,7 @@ def main():
             el = time.time() - t0
             print(f"step {step:5d}/{args.steps}  loss {avg:.4f}  lr {lr:.2e}  {el:.0f}s, "
                   f"eta {el / (step + 1) * (args.steps - step - 1):.0f}s", flush=True)
-    ck = args.ckpt or os.path.join(os.path.dirname(args.train), "corner-classifier.pkl")
+    ck = args.ckpt or os.path.join(os.path.dirname(args.train.split(",")[0]), "corner-classifier.pkl")
     with open(ck, "wb") as f:
         pickle.dump(jax.tree_util.tree_map(np.asarray, params), f)
     # batch-norm statistics of the deployed network: un-augmented training patches
@@ -171,13 +183,15 @@ def main():
     zv = np.load(args.val)
     pv = evaluate(params, zv["X"])
     rv = readable(zv)
-    t = calibrate(pv[rv], zv["Y"][rv], args.max_wrong)
+    t = calibrate(pv[rv], source_cards(zv)[rv], args.max_wrong)
     print(f"calibrated min_confidence {t:.3f} on {rv.sum()} readable validation patches (unseen deck families)")
-    lines = [report("val designs, readable", pv[rv], zv["Y"][rv], t), report("val designs, all sizes", pv, zv["Y"], t)]
+    sv = source_cards(zv)
+    lines = [report("val designs, readable", pv[rv], zv["Y"][rv], t, sv[rv]),
+             report("val designs, all sizes", pv, zv["Y"], t, sv)]
     if args.test and os.path.exists(args.test):
         zt = np.load(args.test)
         pt, rt = evaluate(params, zt["X"]), readable(zt)
-        lines.append(report("test designs, readable", pt[rt], zt["Y"][rt], t))
+        lines.append(report("test designs, readable", pt[rt], zt["Y"][rt], t, source_cards(zt)[rt]))
     meta = {"tablecam.min_confidence": f"{t:.4f}",
             "tablecam.training": f"corners.py patches={len(Y)} steps={args.steps} batch={args.batch} seed={args.seed} "
                                   f"widths={args.widths} factored={args.factored}"
