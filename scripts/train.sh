@@ -19,8 +19,8 @@ fi
 if [ -n "${FONT_PATCHES:-}" ]; then
   # FONT_PATCHES=N adds N patches of random index styles drawn from fonts
   # (models/training/font_faces.py; tried for v7/v8 on 2026-11-26 and not adopted, MODEL_CARD.md).
-  # Their Debian font packages (FONT_PACKAGES there) are installed first.
-  FONT_DEBS=(fonts-dejavu-core fonts-dejavu-extra fonts-freefont-ttf fonts-liberation fonts-urw-base35 fonts-texgyre fonts-texgyre-math)
+  # Their Debian font packages (font_faces.FONT_PACKAGES) are installed first.
+  read -r -a FONT_DEBS <<<"$(cd models/training && "../../$VENV/bin/python" -c 'import font_faces; print(" ".join(font_faces.FONT_PACKAGES))')"
   missing=()
   for pkg in "${FONT_DEBS[@]}"; do
     [ "$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)" = "install ok installed" ] || missing+=("$pkg")
@@ -57,6 +57,7 @@ if [ ! -s "$F/faces.json" ]; then
   ./target/release/tablecam simulate detections --faces "$F"
 fi
 T=var/training
+[ -z "${VISIBLE_LABELS:-}" ] || T=var/training/visible-labels  # never reuse patches labelled otherwise
 mkdir -p "$T"
 # validation designs calibrate the threshold, test designs are only reported; neither is trained on
 # (60 k validation patches: a threshold is certified only by thousands of answers, train_corner.py).
