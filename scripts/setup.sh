@@ -11,6 +11,7 @@
 # Environment:
 #   TABLECAM_SKIP_APT=1   do not check or install Debian packages (you provide them another way)
 #   TABLECAM_SKIP_BROWSER=1   do not install chromium (the dashboard's browser test is then skipped)
+#   TABLECAM_EXTRA_APT="pkg ..."   more Debian packages to install the same way (scripts/train.sh's fonts)
 set -euo pipefail
 
 ORT_VERSION="1.31.1"
@@ -56,6 +57,9 @@ install_apt_packages() {
     command -v dpkg-query >/dev/null 2>&1 || die "dpkg-query not found: this script expects Debian 12 (bookworm); install the equivalents of: ${APT_PACKAGES[*]}"
 
     local wanted=("${APT_PACKAGES[@]}")
+    local extra
+    read -r -a extra <<<"${TABLECAM_EXTRA_APT:-}"
+    wanted+=("${extra[@]}")
     # Headless browser for the dashboard's end-to-end test (tests/dashboard.rs); skipped with
     # TABLECAM_SKIP_BROWSER=1, in which case that test is skipped as well.
     if [ "${TABLECAM_SKIP_BROWSER:-0}" != "1" ]; then

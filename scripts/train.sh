@@ -19,18 +19,9 @@ fi
 if [ -n "${FONT_PATCHES:-}" ]; then
   # FONT_PATCHES=N adds N patches of random index styles drawn from fonts
   # (models/training/font_faces.py; tried for v7/v8 on 2026-11-26 and not adopted, MODEL_CARD.md).
-  # Their Debian font packages (font_faces.FONT_PACKAGES) are installed first.
-  read -r -a FONT_DEBS <<<"$(cd models/training && "../../$VENV/bin/python" -c 'import font_faces; print(" ".join(font_faces.FONT_PACKAGES))')"
-  missing=()
-  for pkg in "${FONT_DEBS[@]}"; do
-    [ "$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)" = "install ok installed" ] || missing+=("$pkg")
-  done
-  if [ "${#missing[@]}" -gt 0 ]; then
-    echo "== Debian font packages: ${missing[*]}"
-    SUDO=(); [ "$(id -u)" -eq 0 ] || SUDO=(sudo)
-    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
-    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
-  fi
+  # Their Debian font packages (font_faces.FONT_PACKAGES) are installed first, by scripts/setup.sh.
+  TABLECAM_EXTRA_APT="$(cd models/training && "../../$VENV/bin/python" -c 'import font_faces; print(" ".join(font_faces.FONT_PACKAGES))')" \
+    bash scripts/setup.sh
 fi
 export XLA_FLAGS="${XLA_FLAGS:-} --xla_cpu_multi_thread_eigen=true"
 if [ -z "${SKIP_LOCATOR:-}" ]; then  # SKIP_LOCATOR=1 retrains the classifier alone
