@@ -97,6 +97,13 @@ def inside(quad, pts):
     return (sgn >= 0).all(0) | (sgn <= 0).all(0)
 
 
+def outside_patch(into_patch, pts):
+    """Which canvas points (continuous, camera scale) fall outside the patch, given the map from
+    image index coordinates to patch index coordinates."""
+    g = apply(into_patch, pts - 0.5)
+    return (g[:, 0] < -0.5) | (g[:, 0] > PW - 0.5) | (g[:, 1] < -0.5) | (g[:, 1] > PH - 0.5)
+
+
 def warp_into(canvas, img, H):
     """Composites RGBA `img` through H (img px → canvas px, continuous coordinates) onto canvas."""
     Hi = np.linalg.inv(H)
@@ -186,8 +193,8 @@ def one_patch(rng, faces, kind):
         col = tuple(int(v) for v in (rng.uniform([150, 90, 60], [240, 190, 160]) if rng.random() < 0.6
                                      else rng.uniform(0, 255, 3))) + (255,)
         d.ellipse([ctr[0] - rr, ctr[1] - rr, ctr[0] + rr, ctr[1] + rr], fill=col)
-        hidden |= np.hypot(grid[:, 0] - ctr[0], grid[:, 1] - ctr[1]) < rr
-        finger = (ctr, rr)
+        finger = lambda pts: np.hypot(pts[:, 0] - ctr[0], pts[:, 1] - ctr[1]) < rr  # noqa: E731
+        hidden |= finger(grid)
     # camera: area sampling to the true resolution, optics, lighting, noise, JPEG
     img = canvas.convert("RGB")
     if ss > 1:
@@ -237,8 +244,7 @@ def one_patch(rng, faces, kind):
     # misplaced crop can show only pips or the card's edge: labelled as the card, such patches
     # taught the network to guess from pips and colour — a back stays a back)
     into_patch = np.linalg.inv(corner_map(quad))
-    g = apply(into_patch, grid / ss - 0.5)  # canvas (supersampled, continuous) → patch index
-    out = ((g[:, 0] < -0.5) | (g[:, 0] > PW - 0.5) | (g[:, 1] < -0.5) | (g[:, 1] > PH - 0.5)).reshape(8, 5)
+    out = outside_patch(into_patch, grid / ss).reshape(8, 5)
     h = hidden.reshape(8, 5)
     if not VISIBLE_LABELS:  # v6's labels: an index cut by the crop is still the card
         out[:] = False
@@ -247,7 +253,7 @@ def one_patch(rng, faces, kind):
                           or (h | out)[:4].mean() > 0.4 or (h | out)[4:].mean() > 0.4):
         label = UNKNOWN
     # the card the crop was cut from: a reading that names it is not a misread, whatever the label
-    source = UNKNOWN if kind == "surface" else BACK if kind == "back" else IDX[label_face]
+    source = UNKNOWN if kind == "surface" else IDX[label_face]  # label_face is "back" for a back
     # Another card's whole index in the crop where this card's is unreadable (a card dealt
     # almost on top, a neighbour under a misplaced crop): the patch shows that card's index, as
     # clean as any; labelled `unknown` (or `back`) it taught the network that a clean index may
@@ -265,9 +271,8 @@ def one_patch(rng, faces, kind):
             for Hq in above:
                 hid |= inside(main_quad if Hq is None else apply(Hq, card), pts)
             if finger is not None:
-                hid |= np.hypot(pts[:, 0] - finger[0][0], pts[:, 1] - finger[0][1]) < finger[1]
-            gp = apply(into_patch, pts / ss - 0.5)
-            m = (hid | (gp[:, 0] < -0.5) | (gp[:, 0] > PW - 0.5) | (gp[:, 1] < -0.5) | (gp[:, 1] > PH - 0.5)).reshape(8, 5)
+                hid |= finger(pts)
+            m = (hid | outside_patch(into_patch, pts / ss)).reshape(8, 5)
             if m[:4].mean() <= 0.25 and m[4:].mean() <= 0.25:
                 shown.append(IDX[code])
         if len(shown) == 1:

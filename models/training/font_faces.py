@@ -16,9 +16,11 @@ two indexes (top-left, and bottom-right turned 180°: `corners.py` reads either)
 cards at the usual places, a framed court picture, an ace's large pip. Only the top-left third of
 the card reaches a corner patch, so the body is rough on purpose.
 """
+import functools
 import math
 import os
 import subprocess
+import zlib
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
@@ -39,6 +41,7 @@ FONT_PACKAGES = ("fonts-dejavu-core", "fonts-dejavu-extra", "fonts-freefont-ttf"
                  "fonts-urw-base35", "fonts-texgyre", "fonts-texgyre-math")
 
 
+@functools.lru_cache(maxsize=None)
 def _package_fonts():
     files = set()
     for pkg in FONT_PACKAGES:
@@ -119,6 +122,12 @@ def random_suit_params(rng):
             "club_r": rng.uniform(0.2, 0.27), "club_spread": rng.uniform(0.2, 0.27), "aspect": rng.uniform(0.8, 1.1)}
 
 
+@functools.lru_cache(maxsize=256)
+def _font(path, size):
+    """A loaded font: every face of a style draws with the same two."""
+    return ImageFont.truetype(path, size)
+
+
 class Style:
     """One random index style (a "design")."""
 
@@ -163,7 +172,7 @@ class Style:
 
     def _rank_mask(self, rank):
         size = int(self.rank_h * SS * 1.6)
-        font = ImageFont.truetype(self.rank_font, size)
+        font = _font(self.rank_font, size)
         img = Image.new("L", (size * 3, size * 2), 0)
         ImageDraw.Draw(img).text((size // 4, size // 4), rank, font=font, fill=255)
         box = img.getbbox()
@@ -178,7 +187,7 @@ class Style:
     def _suit_mask(self, suit, h):
         h = max(2, int(round(h)))
         if self.suit_font:
-            font = ImageFont.truetype(self.suit_font, int(h * 1.6))
+            font = _font(self.suit_font, int(h * 1.6))
             img = Image.new("L", (h * 3, h * 3), 0)
             ImageDraw.Draw(img).text((h // 2, h // 2), SUIT_CHARS[suit], font=font, fill=255)
             box = img.getbbox()
@@ -241,7 +250,8 @@ class Style:
             if rank in ("J", "Q", "K"):
                 fx0, fy0, fx1, fy1 = int(0.22 * W), int(0.12 * Hh), int(0.78 * W), int(0.88 * Hh)
                 d.rectangle([fx0, fy0, fx1, fy1], outline=ink + (255,), width=SS * 2)
-                rng = np.random.default_rng(hash((self.rank_font, label)) % 2**32)
+                # crc32, not hash(): str hashes differ from process to process
+                rng = np.random.default_rng(zlib.crc32(f"{self.rank_font}:{label}".encode()))
                 for _ in range(14):
                     x, y = rng.uniform(fx0, fx1), rng.uniform(fy0, (fy0 + fy1) / 2)
                     r = rng.uniform(0.03, 0.12) * W

@@ -183,9 +183,9 @@ def main():
     zv = np.load(args.val)
     pv = evaluate(params, zv["X"])
     rv = readable(zv)
-    t = calibrate(pv[rv], source_cards(zv)[rv], args.max_wrong)
-    print(f"calibrated min_confidence {t:.3f} on {rv.sum()} readable validation patches (unseen deck families)")
     sv = source_cards(zv)
+    t = calibrate(pv[rv], sv[rv], args.max_wrong)
+    print(f"calibrated min_confidence {t:.3f} on {rv.sum()} readable validation patches (unseen deck families)")
     lines = [report("val designs, readable", pv[rv], zv["Y"][rv], t, sv[rv]),
              report("val designs, all sizes", pv, zv["Y"], t, sv)]
     if args.test and os.path.exists(args.test):
