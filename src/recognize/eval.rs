@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use opencv::core::{self, Mat, Rect, Scalar};
+use opencv::core::{self, Mat, Rect, Scalar, Vector};
 use opencv::imgproc;
 use opencv::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -28,8 +28,11 @@ pub const SIM_IOU: f64 = 0.7;
 pub const SIM_MIN_VISIBLE: f64 = 0.5;
 /// IoU with a real label box at which a detection matches it.
 pub const REAL_IOU: f64 = 0.3;
-/// Tiles in `worst_errors.jpg`.
+/// Tiles in `worst_errors.jpg` (and `localization_errors.jpg`).
 pub const WORST_TILES: usize = 24;
+/// IoU above which a localization error is a card measured wrong rather than a phantom or a
+/// card with nothing on it.
+pub const LOC_OVERLAP: f64 = 0.1;
 
 /// Arguments of `tablecam eval-recognition`.
 #[derive(Debug, Clone, clap::Args)]
@@ -235,6 +238,8 @@ pub struct ErrorCase {
     pub confidence: f32,
     /// Sort key, highest worst: wrong identities (2 + confidence) before misses (1 + visibility).
     pub severity: f64,
+    /// Outlines drawn on the crop (image pixels): the truth's (green), and what was found (red).
+    pub outlines: [Option<[Point; 4]>; 2],
 }
 
 fn centre(q: &[Point]) -> Point {
@@ -255,6 +260,14 @@ pub struct SimCounts {
     pub true_positives: usize,
     /// Detections matched to no card.
     pub false_positives: usize,
+    /// … of which overlap a card (IoU ≥ [`LOC_OVERLAP`]) without matching it: a card measured
+    /// wrong (split, merged, cut short). The rest lie on no card at all (a phantom).
+    pub false_misshaped: usize,
+    /// Visible cards not located.
+    pub unlocated: usize,
+    /// … of which a located detection overlaps (IoU ≥ [`LOC_OVERLAP`]), measured wrong; the
+    /// rest have nothing on them.
+    pub unlocated_misshaped: usize,
     /// Detections matched to a card with visible < 0.5 (neither right nor wrong).
     pub ignored: usize,
     /// Index-only detections.
@@ -282,6 +295,9 @@ impl SimCounts {
         self.detections += o.detections;
         self.true_positives += o.true_positives;
         self.false_positives += o.false_positives;
+        self.false_misshaped += o.false_misshaped;
+        self.unlocated += o.unlocated;
+        self.unlocated_misshaped += o.unlocated_misshaped;
         self.ignored += o.ignored;
         self.index_only += o.index_only;
         self.face_up += o.face_up;
@@ -294,20 +310,45 @@ impl SimCounts {
     }
 }
 
+/// What [`score_sim`] makes of one simulator frame (error cases with the image path left empty).
+#[derive(Debug, Clone, Default)]
+pub struct FrameScore {
+    /// The counts.
+    pub counts: SimCounts,
+    /// Wrong readings: (truth, predicted).
+    pub confusions: Vec<(String, String)>,
+    /// Identity errors (wrong readings and face-up cards not found).
+    pub errors: Vec<ErrorCase>,
+    /// Localization errors: visible cards not located (`predicted` "not located" or "misshaped"),
+    /// and located cards on no visible card (`truth` "-" or the card it overlaps).
+    pub localization_errors: Vec<ErrorCase>,
+}
+
 /// Scores one simulator frame: matches located cards to truth cards one-to-one by quad IoU
 /// (≥ [`SIM_IOU`], best pairs first), then reads each visible card's identity from its match,
-/// or else from the most confident index-only detection whose centre lies on it. Returns the
-/// counts, the confusions (truth, predicted) and the error cases (image path left empty).
-pub fn score_sim(truth: &[SimCard], dets: &[DetectedCard]) -> (SimCounts, Vec<(String, String)>, Vec<ErrorCase>) {
+/// or else from the most confident index-only detection whose centre lies on it.
+pub fn score_sim(truth: &[SimCard], dets: &[DetectedCard]) -> FrameScore {
     let mut c = SimCounts::default();
     let located: Vec<usize> = (0..dets.len()).filter(|&d| dets[d].source == Source::Card).collect();
     c.detections = located.len();
     c.index_only = dets.len() - located.len();
     let quads: Vec<[Point; 4]> = truth.iter().map(SimCard::quad).collect();
     let mut pairs: Vec<(f64, usize, usize)> = Vec::new();
+    // Best overlap of each detection and of each truth card, for telling measured-wrong cards
+    // from phantoms and from cards with nothing on them.
+    let mut det_best = vec![(0.0f64, usize::MAX); dets.len()];
+    let mut truth_best = vec![0.0f64; truth.len()];
+    let mut best_det: Vec<Option<usize>> = vec![None; truth.len()];
     for &d in &located {
         for (t, q) in quads.iter().enumerate() {
             let iou = polygon_iou(&dets[d].quad, q);
+            if iou > det_best[d].0 {
+                det_best[d] = (iou, t);
+            }
+            if iou > truth_best[t] {
+                truth_best[t] = iou;
+                best_det[t] = Some(d);
+            }
             if iou >= SIM_IOU {
                 pairs.push((iou, d, t));
             }
@@ -322,11 +363,27 @@ pub fn score_sim(truth: &[SimCard], dets: &[DetectedCard]) -> (SimCounts, Vec<(S
             truth_to.insert(t, d);
         }
     }
+    let mut localization_errors = Vec::new();
     for &d in &located {
         match det_to.get(&d) {
             Some(&t) if truth[t].visible >= SIM_MIN_VISIBLE => c.true_positives += 1,
             Some(_) => c.ignored += 1,
-            None => c.false_positives += 1,
+            None => {
+                c.false_positives += 1;
+                let (iou, t) = det_best[d];
+                let on = (iou >= LOC_OVERLAP).then(|| &truth[t]);
+                c.false_misshaped += usize::from(on.is_some());
+                localization_errors.push(ErrorCase {
+                    image: PathBuf::new(),
+                    region: bounding_box(&dets[d].quad),
+                    truth: on.map_or_else(|| "-".to_string(), |t| format!("{} IoU {iou:.2}", t.card)),
+                    predicted: format!("+{}", dets[d].card.code()),
+                    confidence: dets[d].confidence,
+                    // phantoms first: a tracker counts them as cards
+                    severity: if on.is_some() { 1.0 } else { 2.0 },
+                    outlines: [on.map(|_| quads[t]), Some(dets[d].quad)],
+                });
+            }
         }
     }
     let mut confusions = Vec::new();
@@ -336,6 +393,19 @@ pub fn score_sim(truth: &[SimCard], dets: &[DetectedCard]) -> (SimCounts, Vec<(S
         let matched = truth_to.get(&t).copied();
         if matched.is_some() {
             c.located += 1;
+        } else {
+            c.unlocated += 1;
+            let misshaped = truth_best[t] >= LOC_OVERLAP;
+            c.unlocated_misshaped += usize::from(misshaped);
+            localization_errors.push(ErrorCase {
+                image: PathBuf::new(),
+                region: bounding_box(&quads[t]),
+                truth: format!("{}{} v{:.2}", card.card, if card.face_up { "" } else { " down" }, card.visible),
+                predicted: if misshaped { format!("IoU {:.2}", truth_best[t]) } else { "none".into() },
+                confidence: 0.0,
+                severity: card.visible,
+                outlines: [Some(quads[t]), best_det[t].map(|d| dets[d].quad)],
+            });
         }
         let Some(want) = card.truth() else { continue };
         let poly = Polygon(quads[t].to_vec());
@@ -346,6 +416,7 @@ pub fn score_sim(truth: &[SimCard], dets: &[DetectedCard]) -> (SimCounts, Vec<(S
         });
         let got = read.map(|d| &dets[d]);
         let region = bounding_box(&quads[t]);
+        let found = got.map(|d| d.quad);
         let mut error = |predicted: String, confidence: f32, severity: f64| {
             errors.push(ErrorCase {
                 image: PathBuf::new(),
@@ -353,6 +424,7 @@ pub fn score_sim(truth: &[SimCard], dets: &[DetectedCard]) -> (SimCounts, Vec<(S
                 truth: want.code(),
                 predicted,
                 confidence,
+                outlines: [Some(quads[t]), found],
                 severity,
             })
         };
@@ -383,7 +455,7 @@ pub fn score_sim(truth: &[SimCard], dets: &[DetectedCard]) -> (SimCounts, Vec<(S
             }
         }
     }
-    (c, confusions, errors)
+    FrameScore { counts: c, confusions, errors, localization_errors }
 }
 
 /// Counts of the real-photo evaluation.
@@ -445,6 +517,7 @@ pub fn score_real(labels: &[RealLabel], dets: &[DetectedCard]) -> (RealCounts, V
                 predicted: "-".into(),
                 confidence: 0.0,
                 severity: 1.0,
+                outlines: [None, None],
             });
         }
     }
@@ -464,6 +537,7 @@ pub fn score_real(labels: &[RealLabel], dets: &[DetectedCard]) -> (RealCounts, V
                 predicted: d.card.code(),
                 confidence: d.confidence,
                 severity: 2.0 + f64::from(d.confidence),
+                outlines: [None, Some(d.quad)],
             });
         }
     }
@@ -724,6 +798,21 @@ pub struct Report {
 // Running
 // ---------------------------------------------------------------------------------------------
 
+/// The error cases of the simulator evaluation, for its pictures.
+#[derive(Debug, Default)]
+struct SimErrors {
+    identity: Vec<ErrorCase>,
+    localization: Vec<ErrorCase>,
+}
+
+impl SimErrors {
+    fn add(&mut self, image: &Path, identity: Vec<ErrorCase>, localization: Vec<ErrorCase>) {
+        let at = |e: ErrorCase| ErrorCase { image: image.to_path_buf(), ..e };
+        self.identity.extend(identity.into_iter().map(at));
+        self.localization.extend(localization.into_iter().map(at));
+    }
+}
+
 /// A progress counter on stderr, when it is a terminal (logs get the summary only).
 fn progress(what: &str, done: usize, total: usize) {
     use std::io::IsTerminal;
@@ -740,7 +829,7 @@ fn eval_sim(
     dir: &Path,
     split: &str,
     limit: Option<usize>,
-    errors: &mut Vec<ErrorCase>,
+    errors: &mut SimErrors,
 ) -> Result<SimReport, RecognizeError> {
     let mut images = read_sim(dir, split)?;
     if images.is_empty() {
@@ -767,10 +856,10 @@ fn eval_sim(
         };
         let (dets, t) = recognizer.recognize_timed(&frame, None)?;
         times.push(t);
-        let (c, conf, errs) = score_sim(&img.cards, &dets);
-        counts.add(&c);
-        confusions.extend(conf);
-        errors.extend(errs.into_iter().map(|e| ErrorCase { image: path.clone(), ..e }));
+        let score = score_sim(&img.cards, &dets);
+        counts.add(&score.counts);
+        confusions.extend(score.confusions);
+        errors.add(&path, score.errors, score.localization_errors);
         let (c, conf) = identify_truth(recognizer, &frame, &img.cards)?;
         identified.add(&c);
         id_confusions.extend(conf);
@@ -835,7 +924,7 @@ fn eval_session(
     every: usize,
     limit: Option<usize>,
     with_reference: bool,
-    errors: &mut Vec<ErrorCase>,
+    errors: &mut SimErrors,
 ) -> Result<SimReport, RecognizeError> {
     let bad = |path: PathBuf, message: String| RecognizeError::Dataset { path, message };
     let fix = "render one with `tablecam simulate --out DIR`";
@@ -884,11 +973,11 @@ fn eval_session(
             .iter()
             .map(|c| SimCard { card: c.card.clone(), face_up: c.face_up, quad: c.quad, visible: c.visibility })
             .collect();
-        let (c, conf, errs) = score_sim(&cards, &dets);
-        counts.add(&c);
-        confusions.extend(conf);
+        let score = score_sim(&cards, &dets);
+        counts.add(&score.counts);
+        confusions.extend(score.confusions);
         let image = dir.join(format!("video.avi#frame={}", f.frame));
-        errors.extend(errs.into_iter().map(|e| ErrorCase { image: image.clone(), ..e }));
+        errors.add(&image, score.errors, score.localization_errors);
         let (c, conf) = identify_truth(recognizer, &frame, &cards)?;
         identified.add(&c);
         id_confusions.extend(conf);
@@ -1014,6 +1103,18 @@ fn markdown(r: &Report) -> String {
             "| localization precision | {:.1} % ({} of {} located cards; {} on barely visible cards left out) |",
             m.precision_pct, c.true_positives, c.detections, c.ignored
         );
+        let _ = writeln!(
+            s,
+            "| … cards not located: measured wrong / nothing on them | {} / {} |",
+            c.unlocated_misshaped,
+            c.unlocated - c.unlocated_misshaped
+        );
+        let _ = writeln!(
+            s,
+            "| … located cards on no card: measured wrong / phantoms | {} / {} |",
+            c.false_misshaped,
+            c.false_positives - c.false_misshaped
+        );
         let _ = writeln!(s, "| face-up cards read right | {:.1} % ({}/{}) |", m.correct_pct, c.correct, c.face_up);
         let _ = writeln!(s, "| … unknown | {:.1} % ({}) |", m.unknown_pct, c.unknown);
         let _ = writeln!(s, "| … wrong | {:.1} % ({}) |", m.wrong_pct, c.wrong);
@@ -1062,6 +1163,13 @@ fn markdown(r: &Report) -> String {
         confusion_table(&mut s, &m.top_confusions);
     }
     s.push_str("`worst_errors.jpg`: the most confident wrong readings, then the misses (truth -> read as).\n");
+    if r.sim.is_some() {
+        s.push_str(
+            "`localization_errors.jpg` (truth green, found red): located cards on no card (`- -> +FOUND`), \
+             cards measured wrong (`CARD IoU -> +FOUND`), then the most visible cards not located \
+             (`CARD [down] vVISIBILITY -> none` or `-> IoU` of the best overlap).\n",
+        );
+    }
     s
 }
 
@@ -1127,9 +1235,30 @@ pub fn worst_errors_grid(errors: &mut [ErrorCase]) -> Result<Mat, RecognizeError
         let mut dst =
             Mat::roi_mut(&mut grid, Rect::new(gx, gy, size.width, size.height)).map_err(cv("placing a crop"))?;
         small.copy_to(&mut dst).map_err(cv("placing a crop"))?;
+        for (outline, colour) in
+            e.outlines.iter().zip([Scalar::new(60.0, 220.0, 60.0, 0.0), Scalar::new(60.0, 60.0, 255.0, 0.0)])
+        {
+            let Some(q) = outline else { continue };
+            let pts: Vector<core::Point> =
+                q.iter().map(|p| core::Point::new(((p.x - l) * s) as i32, ((p.y - t) * s) as i32)).collect();
+            imgproc::polylines(
+                &mut dst,
+                &Vector::<Vector<core::Point>>::from_iter([pts]),
+                true,
+                colour,
+                1,
+                imgproc::LINE_AA,
+                0,
+            )
+            .map_err(cv("outlining a crop"))?;
+        }
         let colour =
             if e.predicted == "-" { Scalar::new(0.0, 200.0, 255.0, 0.0) } else { Scalar::new(80.0, 80.0, 255.0, 0.0) };
-        let line1 = format!("{} -> {} {:.2}", e.truth, e.predicted, e.confidence);
+        let line1 = if e.confidence > 0.0 {
+            format!("{} -> {} {:.2}", e.truth, e.predicted, e.confidence)
+        } else {
+            format!("{} -> {}", e.truth, e.predicted)
+        };
         let name = e.image.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
         // Keep the end of long names (the frame number), so that a label stays in its tile.
         let chars: Vec<char> = name.chars().collect();
@@ -1220,8 +1349,8 @@ pub fn run_eval(args: &EvalArgs) -> Result<Report, RecognizeError> {
     if let Some(t) = args.min_confidence {
         recognizer.classifier_mut().set_min_confidence(t);
     }
-    let mut errors = Vec::new();
-    let mut sim = sim.map(|d| eval_sim(&mut recognizer, &d, &args.split, args.limit, &mut errors)).transpose()?;
+    let mut sim_errors = SimErrors::default();
+    let mut sim = sim.map(|d| eval_sim(&mut recognizer, &d, &args.split, args.limit, &mut sim_errors)).transpose()?;
     if let Some(dir) = &args.session {
         sim = Some(eval_session(
             &mut recognizer,
@@ -1229,9 +1358,10 @@ pub fn run_eval(args: &EvalArgs) -> Result<Report, RecognizeError> {
             args.every.max(1),
             args.limit,
             !args.without_reference,
-            &mut errors,
+            &mut sim_errors,
         )?);
     }
+    let mut errors = sim_errors.identity;
     let real = real
         .map(|d| eval_real(&mut recognizer, &d, args.real_split.as_deref(), args.limit, &mut errors))
         .transpose()?;
@@ -1246,6 +1376,15 @@ pub fn run_eval(args: &EvalArgs) -> Result<Report, RecognizeError> {
     write("report.json", serde_json::to_string_pretty(&report).expect("JSON of plain data") + "\n")?;
     write("report.md", markdown(&report))?;
     write_jpeg(&args.out.join("worst_errors.jpg"), &worst_errors_grid(&mut errors)?)?;
+    if report.sim.is_some() {
+        let lines: String = sim_errors
+            .localization
+            .iter()
+            .map(|e| serde_json::to_string(e).expect("JSON of plain data") + "\n")
+            .collect();
+        write("localization_errors.jsonl", lines)?;
+        write_jpeg(&args.out.join("localization_errors.jpg"), &worst_errors_grid(&mut sim_errors.localization)?)?;
+    }
     if args.json {
         println!("{}", serde_json::to_string(&report).expect("JSON of plain data"));
     } else {
@@ -1298,7 +1437,7 @@ mod tests {
             det("9D", q(5), Source::Card, 0.9),
             det("3C", RotatedRect::new(Point::new(900.0, 500.0), 0.0, 90.0, 64.0).quad(), Source::Card, 0.9),
         ];
-        let (c, confusions, errors) = score_sim(&truth, &dets);
+        let FrameScore { counts: c, confusions, errors, localization_errors } = score_sim(&truth, &dets);
         assert_eq!(
             c,
             SimCounts {
@@ -1307,6 +1446,9 @@ mod tests {
                 detections: 6,
                 true_positives: 4,
                 false_positives: 1,
+                false_misshaped: 0,
+                unlocated: 2,
+                unlocated_misshaped: 0,
                 ignored: 1,
                 index_only: 1,
                 face_up: 5,
@@ -1321,6 +1463,34 @@ mod tests {
         assert_eq!(confusions, vec![("KD".to_string(), "KH".to_string())]);
         assert_eq!(errors.len(), 2);
         assert!(errors.iter().any(|e| e.truth == "5H" && e.predicted == "-"));
+        // 2H (found by its corners only) and 5H are not located; 3C lies on no card
+        let mut loc: Vec<(String, String)> =
+            localization_errors.iter().map(|e| (e.truth.clone(), e.predicted.clone())).collect();
+        loc.sort();
+        assert_eq!(
+            loc,
+            vec![
+                ("-".to_string(), "+3C".to_string()),
+                ("2H v0.80".to_string(), "none".to_string()),
+                ("5H v1.00".to_string(), "none".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn sim_scoring_tells_cards_measured_wrong_from_phantoms() {
+        let truth = vec![sim_card("AS", true, (100.0, 100.0), 1.0), sim_card("KD", false, (400.0, 100.0), 1.0)];
+        // AS measured as two half cards; a phantom far from both
+        let half = |dy: f64| RotatedRect::new(Point::new(100.0, 100.0 + dy), 1.2, 45.0, 64.0).quad();
+        let dets = vec![
+            det("unknown", half(-22.0), Source::Card, 0.5),
+            det("unknown", half(22.0), Source::Card, 0.5),
+            det("back", truth[1].quad(), Source::Card, 0.9),
+            det("back", RotatedRect::new(Point::new(700.0, 400.0), 0.0, 90.0, 64.0).quad(), Source::Card, 0.9),
+        ];
+        let c = score_sim(&truth, &dets).counts;
+        assert_eq!((c.true_positives, c.false_positives, c.false_misshaped), (1, 3, 2));
+        assert_eq!((c.unlocated, c.unlocated_misshaped), (1, 1));
     }
 
     #[test]
