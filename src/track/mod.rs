@@ -345,6 +345,11 @@ struct Track {
     to_discard: bool,
     /// Where it was first seen.
     born: Point,
+    /// The frame it was first seen.
+    born_at: u64,
+    /// Where it last lay still in its zone (a track pulled off its card for a frame or two by
+    /// a piece measured wrong keeps its card's place here).
+    home: Point,
     /// The frame it left its zone (meaningful while `left_from` is set).
     left_at: u64,
     /// The last frame it was detected.
@@ -412,6 +417,9 @@ pub struct Tracker {
     turned_up: bool,
     /// Centre of the shoe zone, if the calibration has one.
     shoe: Option<Point>,
+    /// Frames (first, last) whose track state goes to stderr: `TABLECAM_TRACK_DEBUG=FIRST-LAST`,
+    /// for tuning on a recorded session (`tablecam replay`).
+    debug: Option<(u64, u64)>,
     /// Zones whose cards were gathered for the discard rack this round, with
     /// the frame the first of them left the zone.
     gathered: BTreeMap<TableZone, u64>,
@@ -453,6 +461,13 @@ const COVER_SLACK_FRAMES: u64 = 12;
 /// down in that zone: a card moves in one smooth movement and slows down only
 /// where it is put.
 const TOUCH_DOWN_RISE: f64 = 2.0;
+/// A track first seen at most this many frames after a card of its zone went unseen, at that
+/// card's place, is that card (see `Tracker::took_over_a_stale_track`): the dealer's arm over a
+/// hand as the next card lands hides it for a few frames, while a card taken away and another
+/// put in its place leaves the place empty for about a second.
+const STALE_TAKEOVER_FRAMES: u64 = 6;
+/// …and lies within this share of a card's width of the card's place.
+const STALE_SHARE: f64 = 0.4;
 
 impl Tracker {
     /// A tracker for a table playing `ruleset`, with its calibration.
@@ -500,6 +515,10 @@ impl Tracker {
             turned_up: false,
             gathered: BTreeMap::new(),
             shoe: geometry.calibration.zones.iter().find(|z| z.kind == ZoneKind::Shoe).map(|z| z.polygon_mm.centroid()),
+            debug: std::env::var("TABLECAM_TRACK_DEBUG").ok().and_then(|v| {
+                let (a, b) = v.split_once('-')?;
+                Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+            }),
         })
     }
 
@@ -786,6 +805,8 @@ impl Tracker {
                     left_from: None,
                     to_discard: false,
                     born: *p,
+                    born_at: frame,
+                    home: *p,
                     left_at: 0,
                     last_seen: frame,
                     arrived_at: 0,
@@ -955,8 +976,44 @@ impl Tracker {
             self.last_activity = frame;
         }
         self.advance_phase(frame, &mut out);
+        if self.debug.is_some_and(|(a, b)| (a..=b).contains(&frame)) {
+            self.debug_dump(frame, &points, &out);
+        }
         let time_ms = obs.time_ms;
         out.into_iter().map(|kind| TrackEvent { frame, time_ms, kind }).collect()
+    }
+
+    /// One frame's state on stderr (see `debug`).
+    fn debug_dump(&self, frame: u64, points: &[(Point, CardObservation)], out: &[TrackEventKind]) {
+        eprintln!("== frame {frame} phase {:?}: {} detections", self.phase, points.len());
+        for t in &self.tracks {
+            eprintln!(
+                "  #{} {:?}{} ({:.0},{:.0}) v{:.1} hits {} missed {} up {} zone {:?} cand {:?}/{} arrived {} id {:?}",
+                t.id,
+                self.zone_of(t.pos),
+                if t.confirmed { "" } else { " unconfirmed" },
+                t.pos.x,
+                t.pos.y,
+                t.speed(),
+                t.hits,
+                t.missed,
+                t.face_up,
+                t.zone,
+                t.candidate,
+                t.candidate_frames,
+                t.arrived,
+                t.identity
+            );
+        }
+        for (t, since) in &self.lost {
+            eprintln!(
+                "  lost #{} since {since} ({:.0},{:.0}) zone {:?} up {} hidden {}",
+                t.id, t.pos.x, t.pos.y, t.zone, t.face_up, t.hidden
+            );
+        }
+        for e in out {
+            eprintln!("  -> {e:?}");
+        }
     }
 
     /// Whether a travelling card is heading for the discard rack.
@@ -988,15 +1045,19 @@ impl Tracker {
     fn update_track(&mut self, ti: usize, p: Point, o: &CardObservation) -> TrackChanges {
         let opts = self.opts.clone();
         let zone_here = self.zone_of(p);
-        let settle_frames = match zone_here {
-            Some(z) if self.appeared_in_full(ti, z) => match self.phase {
+        let extra = zone_here.filter(|z| self.appeared_in_full(ti, *z));
+        let settle_frames = match extra {
+            Some(_) => match self.phase {
                 RoundPhase::Reveal | RoundPhase::Settlement => opts.late_extra_card_settle_frames,
                 _ => opts.extra_card_settle_frames,
             },
-            _ => opts.settle_frames,
+            None => opts.settle_frames,
         };
-        let touch_down =
-            matches!(self.phase, RoundPhase::Decisions | RoundPhase::Reveal) && !self.near_shoe(self.tracks[ti].born);
+        // (Not a piece that appeared among a full hand's cards: it was not brought in, and a
+        // hand being gathered sweeps it along.)
+        let touch_down = matches!(self.phase, RoundPhase::Decisions | RoundPhase::Reveal)
+            && !self.near_shoe(self.tracks[ti].born)
+            && extra.is_none();
         let t = &mut self.tracks[ti];
         let mut changes = TrackChanges::default();
         let step = [p.x - t.pos.x, p.y - t.pos.y];
@@ -1010,6 +1071,9 @@ impl Tracker {
         let keep = 0.5f64.powf(frames);
         t.vel = [keep * t.vel[0] + (1.0 - keep) * step[0] / frames, keep * t.vel[1] + (1.0 - keep) * step[1] / frames];
         t.pos = p;
+        if t.zone.is_some() && step_speed <= opts.settle_speed_mm {
+            t.home = p;
+        }
         t.missed = 0;
         t.hits += 1;
         if t.hits >= opts.confirm_hits {
@@ -1117,14 +1181,19 @@ impl Tracker {
     /// that arrived there and have not left, seen now or hidden (see
     /// [`TrackerOptions::extra_card_settle_frames`]).
     fn zone_full(&self, zone: TableZone, except: u32) -> bool {
-        let per = match zone {
-            TableZone::Seat(_) | TableZone::Dealer => self.rs.cards_per_hand,
-            TableZone::Community if self.rs.community_cards > 0 => self.rs.community_cards,
-            TableZone::Community | TableZone::Discard => return false,
-        };
+        let Some(per) = self.dealt_per(zone) else { return false };
         let held =
             self.tracks.iter().filter(|t| t.id != except && t.arrived && !t.abandoned && t.zone == Some(zone)).count();
-        held >= usize::from(per)
+        held >= per as usize
+    }
+
+    /// The cards the ruleset deals to `zone`, where it deals a fixed number.
+    fn dealt_per(&self, zone: TableZone) -> Option<u32> {
+        match zone {
+            TableZone::Seat(_) | TableZone::Dealer => Some(u32::from(self.rs.cards_per_hand)),
+            TableZone::Community if self.rs.community_cards > 0 => Some(u32::from(self.rs.community_cards)),
+            TableZone::Community | TableZone::Discard => None,
+        }
     }
 
     /// Cards of the deal lying in `zone` now: in view, or hidden under the card that landed on
@@ -1186,6 +1255,120 @@ impl Tracker {
         self.tracks[ti] = o;
         self.report_turned(id, zone, true, card, out);
         true
+    }
+
+    /// Two tracks of `zone` on one card and track `ti` arriving after the deal elsewhere in the
+    /// zone: while a hand is turned over under the dealer's hand, its cards vanish and come
+    /// back measured one piece short or long, and a track can follow its neighbour's piece onto
+    /// the neighbour's card. The card it left is then seen as a new arrival, and the hand holds
+    /// a card too many. The strayed track (the one missed longer, else the faster) takes the
+    /// arrival's place: no card came or went.
+    fn took_over_from_a_twin(&mut self, ti: usize, zone: TableZone, frame: u64, out: &mut Vec<TrackEventKind>) -> bool {
+        let within = DUPLICATE_SHARE * self.geometry.calibration.card_size_mm[0];
+        let new_id = self.tracks[ti].id;
+        let lies = |t: &Track| t.id != new_id && t.arrived && !t.abandoned && t.zone == Some(zone);
+        let mut stray: Option<usize> = None;
+        for a in 0..self.tracks.len() {
+            for b in a + 1..self.tracks.len() {
+                let (ta, tb) = (&self.tracks[a], &self.tracks[b]);
+                if !lies(ta) || !lies(tb) || ta.pos.dist(tb.pos) >= within {
+                    continue;
+                }
+                let key = |t: &Track| (t.missed, (t.speed() * 10.0).round() as i64, t.id);
+                let s = if key(ta) >= key(tb) { a } else { b };
+                if stray.map_or(true, |k| key(&self.tracks[s]) > key(&self.tracks[k])) {
+                    stray = Some(s);
+                }
+            }
+        }
+        let Some(k) = stray else { return false };
+        self.take_over(ti, k, zone, frame, out);
+        true
+    }
+
+    /// A card of `zone` that went unseen just as track `ti` was first seen at its place, and
+    /// track `ti` arriving: a track pulled off its card by a piece measured wrong for a frame
+    /// or two (the next card landing on the hand makes its pieces jump), while a new track
+    /// took up the card. It is the same card, not one more. A card taken away and another put
+    /// in its place leaves the place empty for longer than [`STALE_TAKEOVER_FRAMES`].
+    fn took_over_a_stale_track(
+        &mut self,
+        ti: usize,
+        zone: TableZone,
+        frame: u64,
+        out: &mut Vec<TrackEventKind>,
+    ) -> bool {
+        let (new_id, at, born_at) = (self.tracks[ti].id, self.tracks[ti].pos, self.tracks[ti].born_at);
+        // Closer than the cards of a hand lie to each other (half a card apart, so that every
+        // index shows): a neighbour hidden by the arm that deals the next card is not taken.
+        let within = STALE_SHARE * self.geometry.calibration.card_size_mm[0];
+        let stale = |t: &Track| {
+            t.id != new_id
+                && t.arrived
+                && !t.abandoned
+                && t.zone == Some(zone)
+                && t.missed > 0
+                && t.home.dist(at) <= within
+                && born_at <= t.last_seen + STALE_TAKEOVER_FRAMES
+        };
+        let k = self
+            .tracks
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| stale(t))
+            .min_by(|a, b| a.1.home.dist(at).total_cmp(&b.1.home.dist(at)).then(a.1.id.cmp(&b.1.id)))
+            .map(|(k, _)| k);
+        if let Some(k) = k {
+            self.take_over(ti, k, zone, frame, out);
+            return true;
+        }
+        let j = self
+            .lost
+            .iter()
+            .enumerate()
+            .filter(|(_, (t, _))| stale(t))
+            .min_by(|a, b| a.1 .0.home.dist(at).total_cmp(&b.1 .0.home.dist(at)).then(a.1 .0.id.cmp(&b.1 .0.id)))
+            .map(|(j, _)| j);
+        let Some(j) = j else { return false };
+        let (old, _) = self.lost.remove(j);
+        self.tracks.push(old);
+        let k = self.tracks.len() - 1;
+        self.take_over(ti, k, zone, frame, out);
+        true
+    }
+
+    /// Track `k`, a card of `zone` already counted, takes over track `ti`'s detection and slot;
+    /// `ti`'s track is left in slot `k` to be dropped as a twin is in `on_settled`.
+    fn take_over(&mut self, ti: usize, k: usize, zone: TableZone, frame: u64, out: &mut Vec<TrackEventKind>) {
+        let n = self.tracks[ti].clone();
+        {
+            let t = &mut self.tracks[ti];
+            t.candidate = None;
+            t.confirmed = false;
+            t.missed = 2;
+        }
+        self.tracks.swap(ti, k);
+        let o = &mut self.tracks[ti];
+        o.pos = n.pos;
+        o.home = n.pos;
+        o.vel = n.vel;
+        o.missed = 0;
+        o.last_seen = frame;
+        o.hidden = false;
+        o.outside_frames = 0;
+        o.candidate = None;
+        o.candidate_frames = 0;
+        let turned = o.face_up != n.face_up;
+        o.face_up = n.face_up;
+        o.face_streak = n.face_streak;
+        if o.identity.is_none() {
+            o.identity = n.identity;
+            o.votes = n.votes;
+        }
+        let (id, face_up, card) = (o.id, o.face_up, o.identity);
+        if turned {
+            self.report_turned(id, zone, face_up, card, out);
+        }
     }
 
     /// A card of `zone` was turned: a card turned face up during the decisions starts the
@@ -1262,6 +1445,7 @@ impl Tracker {
         t.outside_frames = 0;
         let from = t.left_from.take();
         let (id, face_up, card, first) = (t.id, t.face_up, t.identity, !t.arrived);
+        t.home = t.pos;
         if first {
             t.arrived_at = frame;
         }
@@ -1279,6 +1463,14 @@ impl Tracker {
                 if face_up && self.took_over_a_turned_card(ti, zone, frame, out) {
                     return true;
                 }
+                if self.took_over_from_a_twin(ti, zone, frame, out) {
+                    return true;
+                }
+            }
+            if zone != TableZone::Discard && self.took_over_a_stale_track(ti, zone, frame, out) {
+                return true;
+            }
+            if matches!(phase, RoundPhase::Decisions | RoundPhase::Reveal | RoundPhase::Settlement) {
                 // After the deal a new card where a card of the zone was lost:
                 // that card is gone (reported before the arrival, so that the
                 // pair reads as a swap).
@@ -1696,6 +1888,55 @@ mod tests {
         let (at, z) = dealt[per];
         assert_eq!(z, zone);
         assert!(at >= put + late, "{dealt:?}");
+    }
+
+    /// Stud seed 7, clean round: the fifth card landing on seat 1's hand made its pieces jump,
+    /// two tracks followed a jumping piece off their cards, and new tracks took up the cards:
+    /// seat 1 was counted seven cards, and later two of them removed.
+    #[test]
+    fn a_track_pulled_off_its_card_for_a_frame_keeps_the_card() {
+        let (mut t, g) = tracker();
+        let per = usize::from(Ruleset::new(RulesetId::Fortune3cp2025).cards_per_hand);
+        let hand = hand_centre(&g, 3);
+        let cw = g.calibration.card_size_mm[0];
+        let spot = |i: usize| Point::new(hand.x + (i as f64 - 1.0) * 0.55 * cw, hand.y);
+        let mut events = Vec::new();
+        let mut push = |t: &mut Tracker, n: u64, cards: Vec<CardObservation>| {
+            let obs = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![] };
+            events.extend(t.push(&obs).into_iter().map(|e| (n, e.kind)));
+        };
+        let resting = |n: u64| -> Vec<CardObservation> {
+            (0..per)
+                .filter(|&i| n >= 20 * i as u64)
+                .map(|i| {
+                    let k = (n - 20 * i as u64).min(15) as f64;
+                    let p = spot(i);
+                    back_at(&g, Point::new(p.x, p.y + 15.0 * (15.0 - k)))
+                })
+                .collect()
+        };
+        // dealt, and the deal over (after it no resting gate holds a track to its card)
+        let full = 20 * per as u64 + 50;
+        for n in 0..full {
+            push(&mut t, n, resting(n));
+        }
+        assert_eq!(t.phase(), RoundPhase::Decisions);
+        // card 1's piece jumps 21 mm (farther than a twin lies), is seen there and at its
+        // place, then at its place only
+        let pulled = back_at(&g, Point::new(spot(1).x, spot(1).y - 21.0));
+        for n in full..full + 80 {
+            let mut cards = resting(n);
+            if n == full {
+                cards[1] = pulled;
+            } else if n == full + 1 {
+                cards.push(pulled);
+            }
+            push(&mut t, n, cards);
+        }
+        let dealt = events.iter().filter(|(_, e)| matches!(e, TrackEventKind::Dealt { .. })).count();
+        let removed: Vec<_> = events.iter().filter(|(_, e)| matches!(e, TrackEventKind::Removed { .. })).collect();
+        assert_eq!(dealt, per, "{events:?}");
+        assert!(removed.is_empty(), "{removed:?}");
     }
 
     /// What a test deal records: the `Dealt` events (frame, zone, phase), the frame the
