@@ -21,9 +21,10 @@ ORT_LIB_NAME="libonnxruntime.so.${ORT_VERSION}"
 ORT_LIB_SHA256_X86_64="fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3"
 # Card artwork for the simulator (src/sim/faces): fonts of the procedural decks and the packaged
 # SVG decks, read from /usr/share at generation time (see datasets/README.md).
-# chromium: headless, for the dispute report's browser test (tests/dispute.rs).
+# chromium (headless, for the dispute report's and the dashboard's browser tests) is added below
+# unless TABLECAM_SKIP_BROWSER=1.
 APT_PACKAGES=(libopencv-dev clang libclang-dev pkg-config nasm libzmq3-dev libsodium-dev make g++
-    fonts-dejavu-core fonts-freefont-ttf gnome-cards-data kdegames-card-data-kf5 chromium)
+    fonts-dejavu-core fonts-freefont-ttf gnome-cards-data kdegames-card-data-kf5)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 NATIVE="$ROOT/.native"
