@@ -347,6 +347,9 @@ struct Track {
     born: Point,
     /// The frame it was first seen.
     born_at: u64,
+    /// A piece of the card of this track, measured apart from it (see
+    /// `Tracker::split_arrival`): followed, never counted.
+    piece_of: Option<u32>,
     /// Where it last lay still in its zone (a track pulled off its card for a frame or two by
     /// a piece measured wrong keeps its card's place here).
     home: Point,
@@ -468,6 +471,9 @@ const TOUCH_DOWN_RISE: f64 = 2.0;
 const STALE_TAKEOVER_FRAMES: u64 = 6;
 /// …and lies within this share of a card's width of the card's place.
 const STALE_SHARE: f64 = 0.4;
+/// Two tracks first seen and arriving within this many frames of each other can be one card
+/// measured as two pieces (see `Tracker::split_arrival`).
+const SPLIT_FRAMES: u64 = 2;
 
 impl Tracker {
     /// A tracker for a table playing `ruleset`, with its calibration.
@@ -806,6 +812,7 @@ impl Tracker {
                     to_discard: false,
                     born: *p,
                     born_at: frame,
+                    piece_of: None,
                     home: *p,
                     left_at: 0,
                     last_seen: frame,
@@ -824,6 +831,7 @@ impl Tracker {
         // are placed.
         let new_card = |t: &Track| {
             t.confirmed
+                && t.piece_of.is_none()
                 && !t.arrived
                 && !t.to_discard
                 && t.left_from.is_none()
@@ -1136,7 +1144,9 @@ impl Tracker {
                     t.candidate = if still { zone_here } else { None };
                     t.candidate_frames = u32::from(t.candidate.is_some());
                 }
-                if t.confirmed && t.candidate.is_some() && t.candidate_frames >= settle_frames {
+                if t.piece_of.is_some() {
+                    // a piece of a card counted already
+                } else if t.confirmed && t.candidate.is_some() && t.candidate_frames >= settle_frames {
                     changes.settled = true;
                 } else if t.confirmed && !t.arrived && t.left_from.is_none() && touch_down {
                     // A card brought in from off the table (not from the shoe)
@@ -1407,6 +1417,27 @@ impl Tracker {
             .position(|o| o.id != id && o.confirmed && o.zone == Some(zone) && o.pos.dist(pos) < within && also(o))
     }
 
+    /// The card whose second piece track `ti`, arriving in `zone`, is: a card that has just
+    /// arrived there: a card landing on a hand that already holds cards is sometimes measured
+    /// as two pieces, first seen together and arriving together, closer than a hand's cards lie
+    /// apart. A shuffler's packet lands on an empty place, and every other card of a hand
+    /// comes on its own, so two cards never arrive together on cards already there.
+    fn split_arrival(&self, ti: usize, zone: TableZone, frame: u64) -> Option<u32> {
+        let t = &self.tracks[ti];
+        let within = TWIN_READ_SHARE * self.geometry.calibration.card_size_mm[0];
+        let lies = |o: &Track| o.id != t.id && o.arrived && !o.abandoned && o.zone == Some(zone);
+        self.tracks
+            .iter()
+            .find(|o| {
+                lies(o)
+                    && o.arrived_at + SPLIT_FRAMES >= frame
+                    && o.born_at.abs_diff(t.born_at) <= SPLIT_FRAMES
+                    && o.pos.dist(t.pos) < within
+                    && self.tracks.iter().any(|h| lies(h) && h.id != o.id && h.arrived_at < o.born_at.min(t.born_at))
+            })
+            .map(|o| o.id)
+    }
+
     /// A track came to rest in a zone; `false` when it was a second track of
     /// a card already there (dropped: no card moved, so the deal is no busier).
     fn on_settled(&mut self, ti: usize, frame: u64, out: &mut Vec<TrackEventKind>) -> bool {
@@ -1426,6 +1457,14 @@ impl Tracker {
                 t.candidate = None;
                 t.confirmed = false;
                 t.missed = 2;
+                return false;
+            }
+            if let Some(card) = self.split_arrival(ti, zone, frame) {
+                // Kept, so that the piece, which lasts as long as the card is measured so, does
+                // not start a track again and again.
+                let t = &mut self.tracks[ti];
+                t.candidate = None;
+                t.piece_of = Some(card);
                 return false;
             }
         }
@@ -1937,6 +1976,43 @@ mod tests {
         let removed: Vec<_> = events.iter().filter(|(_, e)| matches!(e, TrackEventKind::Removed { .. })).collect();
         assert_eq!(dealt, per, "{events:?}");
         assert!(removed.is_empty(), "{removed:?}");
+    }
+
+    /// Fortune seed 7, seats with bets: each hand's third card, landing on the two before it
+    /// (its flight hidden by the dealer's arm), was measured as two pieces 21 mm apart, and the
+    /// hand counted four cards.
+    #[test]
+    fn a_card_landing_on_a_hand_as_two_pieces_is_one_card() {
+        let (mut t, g) = tracker();
+        let per = usize::from(Ruleset::new(RulesetId::Fortune3cp2025).cards_per_hand);
+        let hand = hand_centre(&g, 3);
+        let cw = g.calibration.card_size_mm[0];
+        let spot = |i: usize| Point::new(hand.x + (i as f64 - 1.0) * 0.55 * cw, hand.y);
+        let mut dealt = Vec::new();
+        let last = per - 1;
+        for n in 0..20 * per as u64 + 20 {
+            let mut cards: Vec<CardObservation> = (0..last)
+                .filter(|&i| n >= 20 * i as u64)
+                .map(|i| {
+                    let k = (n - 20 * i as u64).min(15) as f64;
+                    let p = spot(i);
+                    back_at(&g, Point::new(p.x, p.y + 15.0 * (15.0 - k)))
+                })
+                .collect();
+            if n >= 20 * last as u64 {
+                // the last card, seen only once it lies: two pieces across it
+                let p = spot(last);
+                cards.push(back_at(&g, Point::new(p.x, p.y - 10.5)));
+                cards.push(back_at(&g, Point::new(p.x, p.y + 10.5)));
+            }
+            let obs = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![] };
+            for e in t.push(&obs) {
+                if let TrackEventKind::Dealt { zone, order, .. } = e.kind {
+                    dealt.push((n, zone, order));
+                }
+            }
+        }
+        assert_eq!(dealt.len(), per, "{dealt:?}");
     }
 
     /// What a test deal records: the `Dealt` events (frame, zone, phase), the frame the
