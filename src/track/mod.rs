@@ -1775,6 +1775,25 @@ mod tests {
         zone_centre(g, ZoneKind::Hand { seat })
     }
 
+    /// Where card `i` of seat `seat`'s hand lies: a hand's cards lie 0.55 of a card apart.
+    fn hand_spot(g: &TableGeometry, seat: u8, i: usize) -> Point {
+        let (hand, cw) = (hand_centre(g, seat), g.calibration.card_size_mm[0]);
+        Point::new(hand.x + (i as f64 - 1.0) * 0.55 * cw, hand.y)
+    }
+
+    /// The first `cards` cards of seat `seat`'s hand at frame `n`, face down: card `i` slides
+    /// in from frame 20 `i` over 15 frames, then rests at [`hand_spot`].
+    fn sliding_hand(g: &TableGeometry, seat: u8, cards: usize, n: u64) -> Vec<CardObservation> {
+        (0..cards)
+            .filter(|&i| n >= 20 * i as u64)
+            .map(|i| {
+                let k = (n - 20 * i as u64).min(15) as f64;
+                let p = hand_spot(g, seat, i);
+                back_at(g, Point::new(p.x, p.y + 15.0 * (15.0 - k)))
+            })
+            .collect()
+    }
+
     fn zone_centre(g: &TableGeometry, kind: ZoneKind) -> Point {
         let zone = g.calibration.zones.iter().find(|z| z.kind == kind);
         zone.expect("the table has that zone").polygon_mm.centroid()
@@ -1853,7 +1872,6 @@ mod tests {
         let zone = TableZone::Seat(3);
         let hand = hand_centre(&g, 3);
         let cw = g.calibration.card_size_mm[0];
-        let spot = |i: usize| Point::new(hand.x + (i as f64 - 1.0) * 0.55 * cw, hand.y);
         let extra = Point::new(hand.x + 0.3 * cw, hand.y - 0.3 * g.calibration.card_size_mm[1]);
         assert_eq!(t.zone_of(extra), Some(zone));
         let mut dealt = Vec::new();
@@ -1866,16 +1884,7 @@ mod tests {
             }
         };
         // the hand's cards slide in one after the other and rest
-        let resting = |n: u64| -> Vec<CardObservation> {
-            (0..per)
-                .filter(|&i| n >= 20 * i as u64)
-                .map(|i| {
-                    let k = (n - 20 * i as u64).min(15) as f64;
-                    let p = spot(i);
-                    back_at(&g, Point::new(p.x, p.y + 15.0 * (15.0 - k)))
-                })
-                .collect()
-        };
+        let resting = |n: u64| sliding_hand(&g, 3, per, n);
         let full = 20 * per as u64 + 10;
         for n in 0..full {
             push(&mut t, &mut dealt, n, resting(n));
@@ -1936,24 +1945,13 @@ mod tests {
     fn a_track_pulled_off_its_card_for_a_frame_keeps_the_card() {
         let (mut t, g) = tracker();
         let per = usize::from(Ruleset::new(RulesetId::Fortune3cp2025).cards_per_hand);
-        let hand = hand_centre(&g, 3);
-        let cw = g.calibration.card_size_mm[0];
-        let spot = |i: usize| Point::new(hand.x + (i as f64 - 1.0) * 0.55 * cw, hand.y);
+        let spot = |i: usize| hand_spot(&g, 3, i);
         let mut events = Vec::new();
         let mut push = |t: &mut Tracker, n: u64, cards: Vec<CardObservation>| {
             let obs = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![] };
             events.extend(t.push(&obs).into_iter().map(|e| (n, e.kind)));
         };
-        let resting = |n: u64| -> Vec<CardObservation> {
-            (0..per)
-                .filter(|&i| n >= 20 * i as u64)
-                .map(|i| {
-                    let k = (n - 20 * i as u64).min(15) as f64;
-                    let p = spot(i);
-                    back_at(&g, Point::new(p.x, p.y + 15.0 * (15.0 - k)))
-                })
-                .collect()
-        };
+        let resting = |n: u64| sliding_hand(&g, 3, per, n);
         // dealt, and the deal over (after it no resting gate holds a track to its card)
         let full = 20 * per as u64 + 50;
         for n in 0..full {
@@ -1985,20 +1983,11 @@ mod tests {
     fn a_card_landing_on_a_hand_as_two_pieces_is_one_card() {
         let (mut t, g) = tracker();
         let per = usize::from(Ruleset::new(RulesetId::Fortune3cp2025).cards_per_hand);
-        let hand = hand_centre(&g, 3);
-        let cw = g.calibration.card_size_mm[0];
-        let spot = |i: usize| Point::new(hand.x + (i as f64 - 1.0) * 0.55 * cw, hand.y);
+        let spot = |i: usize| hand_spot(&g, 3, i);
         let mut dealt = Vec::new();
         let last = per - 1;
         for n in 0..20 * per as u64 + 20 {
-            let mut cards: Vec<CardObservation> = (0..last)
-                .filter(|&i| n >= 20 * i as u64)
-                .map(|i| {
-                    let k = (n - 20 * i as u64).min(15) as f64;
-                    let p = spot(i);
-                    back_at(&g, Point::new(p.x, p.y + 15.0 * (15.0 - k)))
-                })
-                .collect();
+            let mut cards = sliding_hand(&g, 3, last, n);
             if n >= 20 * last as u64 {
                 // the last card, seen only once it lies: two pieces across it
                 let p = spot(last);
