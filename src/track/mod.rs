@@ -1244,26 +1244,8 @@ impl Tracker {
             .min_by(|a, b| a.1 .0.pos.dist(pos).total_cmp(&b.1 .0.pos.dist(pos)).then(a.1 .0.id.cmp(&b.1 .0.id)))
             .map(|(i, _)| i);
         let Some(j) = turned else { return false };
-        let (mut o, _) = self.lost.remove(j);
-        let n = &self.tracks[ti];
-        o.pos = n.pos;
-        o.vel = n.vel;
-        o.missed = 0;
-        o.hits += n.hits;
-        o.face_up = true;
-        o.face_streak = n.face_streak;
-        o.last_seen = frame;
-        o.hidden = false;
-        o.outside_frames = 0;
-        o.candidate = None;
-        o.candidate_frames = 0;
-        if o.identity.is_none() {
-            o.identity = n.identity;
-            o.votes = n.votes.clone();
-        }
-        let (id, card) = (o.id, o.identity);
-        self.tracks[ti] = o;
-        self.report_turned(id, zone, true, card, out);
+        let (o, _) = self.lost.remove(j);
+        self.adopt(ti, o, zone, frame, out);
         true
     }
 
@@ -1340,25 +1322,25 @@ impl Tracker {
             .min_by(|a, b| a.1 .0.home.dist(at).total_cmp(&b.1 .0.home.dist(at)).then(a.1 .0.id.cmp(&b.1 .0.id)))
             .map(|(j, _)| j);
         let Some(j) = j else { return false };
-        let (old, _) = self.lost.remove(j);
-        self.tracks.push(old);
-        let k = self.tracks.len() - 1;
-        self.take_over(ti, k, zone, frame, out);
+        let (o, _) = self.lost.remove(j);
+        self.adopt(ti, o, zone, frame, out);
         true
     }
 
     /// Track `k`, a card of `zone` already counted, takes over track `ti`'s detection and slot;
     /// `ti`'s track is left in slot `k` to be dropped as a twin is in `on_settled`.
     fn take_over(&mut self, ti: usize, k: usize, zone: TableZone, frame: u64, out: &mut Vec<TrackEventKind>) {
+        let o = self.tracks[k].clone();
         let n = self.tracks[ti].clone();
-        {
-            let t = &mut self.tracks[ti];
-            t.candidate = None;
-            t.confirmed = false;
-            t.missed = 2;
-        }
-        self.tracks.swap(ti, k);
-        let o = &mut self.tracks[ti];
+        self.tracks[k] = Track { candidate: None, confirmed: false, missed: 2, ..n };
+        self.adopt(ti, o, zone, frame, out);
+    }
+
+    /// Track `o`, a card of `zone` already counted (lost, or strayed), replaces track `ti` that
+    /// has just arrived where it lies: `o` takes `ti`'s detection, face and slot, and a change
+    /// of face is reported as a turn.
+    fn adopt(&mut self, ti: usize, mut o: Track, zone: TableZone, frame: u64, out: &mut Vec<TrackEventKind>) {
+        let n = &self.tracks[ti];
         o.pos = n.pos;
         o.home = n.pos;
         o.vel = n.vel;
@@ -1373,9 +1355,10 @@ impl Tracker {
         o.face_streak = n.face_streak;
         if o.identity.is_none() {
             o.identity = n.identity;
-            o.votes = n.votes;
+            o.votes = n.votes.clone();
         }
         let (id, face_up, card) = (o.id, o.face_up, o.identity);
+        self.tracks[ti] = o;
         if turned {
             self.report_turned(id, zone, face_up, card, out);
         }
