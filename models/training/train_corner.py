@@ -107,7 +107,7 @@ def report(name, probs, Y, t, source):
     line = (f"{name}: {card.sum()} card patches: right {right[card].mean():.2%}, wrong {wrong[card].mean():.3%} "
             f"({wrong[card].sum()}), unknown {(~ans[card]).mean():.2%}, top-1 {(pred == Y)[card].mean():.2%}; "
             f"backs read back {(pred[Y == BACK] == BACK).mean():.2%}; "
-            f"unknown patches answered as a card {((pred < BACK) & (conf >= t))[Y == UNKNOWN].mean():.3%}; "
+            f"unknown patches answered as a card {answered[Y == UNKNOWN].mean():.3%}; "
             f"misreads {(answered & (pred != source)).sum()} of {answered.sum()} card answers")
     print(line, flush=True)
     return line

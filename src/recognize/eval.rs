@@ -319,8 +319,9 @@ pub struct FrameScore {
     pub confusions: Vec<(String, String)>,
     /// Identity errors (wrong readings and face-up cards not found).
     pub errors: Vec<ErrorCase>,
-    /// Localization errors: visible cards not located (`predicted` "not located" or "misshaped"),
-    /// and located cards on no visible card (`truth` "-" or the card it overlaps).
+    /// Localization errors: visible cards not located (`predicted` "none", or "IoU x" of the
+    /// best overlapping detection), and located cards on no visible card (`truth` "-", or the
+    /// card it overlaps with its IoU).
     pub localization_errors: Vec<ErrorCase>,
 }
 
@@ -337,17 +338,15 @@ pub fn score_sim(truth: &[SimCard], dets: &[DetectedCard]) -> FrameScore {
     // Best overlap of each detection and of each truth card, for telling measured-wrong cards
     // from phantoms and from cards with nothing on them.
     let mut det_best = vec![(0.0f64, usize::MAX); dets.len()];
-    let mut truth_best = vec![0.0f64; truth.len()];
-    let mut best_det: Vec<Option<usize>> = vec![None; truth.len()];
+    let mut truth_best: Vec<(f64, Option<usize>)> = vec![(0.0, None); truth.len()];
     for &d in &located {
         for (t, q) in quads.iter().enumerate() {
             let iou = polygon_iou(&dets[d].quad, q);
             if iou > det_best[d].0 {
                 det_best[d] = (iou, t);
             }
-            if iou > truth_best[t] {
-                truth_best[t] = iou;
-                best_det[t] = Some(d);
+            if iou > truth_best[t].0 {
+                truth_best[t] = (iou, Some(d));
             }
             if iou >= SIM_IOU {
                 pairs.push((iou, d, t));
@@ -395,16 +394,17 @@ pub fn score_sim(truth: &[SimCard], dets: &[DetectedCard]) -> FrameScore {
             c.located += 1;
         } else {
             c.unlocated += 1;
-            let misshaped = truth_best[t] >= LOC_OVERLAP;
+            let (best, best_det) = truth_best[t];
+            let misshaped = best >= LOC_OVERLAP;
             c.unlocated_misshaped += usize::from(misshaped);
             localization_errors.push(ErrorCase {
                 image: PathBuf::new(),
                 region: bounding_box(&quads[t]),
                 truth: format!("{}{} v{:.2}", card.card, if card.face_up { "" } else { " down" }, card.visible),
-                predicted: if misshaped { format!("IoU {:.2}", truth_best[t]) } else { "none".into() },
+                predicted: if misshaped { format!("IoU {best:.2}") } else { "none".into() },
                 confidence: 0.0,
                 severity: card.visible,
-                outlines: [Some(quads[t]), best_det[t].map(|d| dets[d].quad)],
+                outlines: [Some(quads[t]), best_det.map(|d| dets[d].quad)],
             });
         }
         let Some(want) = card.truth() else { continue };

@@ -421,7 +421,7 @@ pub struct Tracker {
     /// Centre of the shoe zone, if the calibration has one.
     shoe: Option<Point>,
     /// Frames (first, last) whose track state goes to stderr: `TABLECAM_TRACK_DEBUG=FIRST-LAST`,
-    /// for tuning on a recorded session (`tablecam replay`).
+    /// for tuning on a kept session (docs/pipeline.md).
     debug: Option<(u64, u64)>,
     /// Zones whose cards were gathered for the discard rack this round, with
     /// the frame the first of them left the zone.
@@ -1191,19 +1191,14 @@ impl Tracker {
     /// that arrived there and have not left, seen now or hidden (see
     /// [`TrackerOptions::extra_card_settle_frames`]).
     fn zone_full(&self, zone: TableZone, except: u32) -> bool {
-        let Some(per) = self.dealt_per(zone) else { return false };
+        let per = match zone {
+            TableZone::Seat(_) | TableZone::Dealer => self.rs.cards_per_hand,
+            TableZone::Community if self.rs.community_cards > 0 => self.rs.community_cards,
+            TableZone::Community | TableZone::Discard => return false,
+        };
         let held =
             self.tracks.iter().filter(|t| t.id != except && t.arrived && !t.abandoned && t.zone == Some(zone)).count();
-        held >= per as usize
-    }
-
-    /// The cards the ruleset deals to `zone`, where it deals a fixed number.
-    fn dealt_per(&self, zone: TableZone) -> Option<u32> {
-        match zone {
-            TableZone::Seat(_) | TableZone::Dealer => Some(u32::from(self.rs.cards_per_hand)),
-            TableZone::Community if self.rs.community_cards > 0 => Some(u32::from(self.rs.community_cards)),
-            TableZone::Community | TableZone::Discard => None,
-        }
+        held >= usize::from(per)
     }
 
     /// Cards of the deal lying in `zone` now: in view, or hidden under the card that landed on
@@ -1259,6 +1254,7 @@ impl Tracker {
         let within = DUPLICATE_SHARE * self.geometry.calibration.card_size_mm[0];
         let new_id = self.tracks[ti].id;
         let lies = |t: &Track| t.id != new_id && t.arrived && !t.abandoned && t.zone == Some(zone);
+        let key = |t: &Track| (t.missed, (t.speed() * 10.0).round() as i64, t.id);
         let mut stray: Option<usize> = None;
         for a in 0..self.tracks.len() {
             for b in a + 1..self.tracks.len() {
@@ -1266,7 +1262,6 @@ impl Tracker {
                 if !lies(ta) || !lies(tb) || ta.pos.dist(tb.pos) >= within {
                     continue;
                 }
-                let key = |t: &Track| (t.missed, (t.speed() * 10.0).round() as i64, t.id);
                 let s = if key(ta) >= key(tb) { a } else { b };
                 if stray.map_or(true, |k| key(&self.tracks[s]) > key(&self.tracks[k])) {
                     stray = Some(s);
@@ -1345,6 +1340,7 @@ impl Tracker {
         o.home = n.pos;
         o.vel = n.vel;
         o.missed = 0;
+        o.hits += n.hits;
         o.last_seen = frame;
         o.hidden = false;
         o.outside_frames = 0;
@@ -1400,10 +1396,10 @@ impl Tracker {
             .position(|o| o.id != id && o.confirmed && o.zone == Some(zone) && o.pos.dist(pos) < within && also(o))
     }
 
-    /// The card whose second piece track `ti`, arriving in `zone`, is: a card that has just
-    /// arrived there: a card landing on a hand that already holds cards is sometimes measured
-    /// as two pieces, first seen together and arriving together, closer than a hand's cards lie
-    /// apart. A shuffler's packet lands on an empty place, and every other card of a hand
+    /// The card (a track that has just arrived in `zone`) of which track `ti`, arriving there
+    /// too, is a second piece: a card landing on a hand that already holds cards is sometimes
+    /// measured as two pieces, first seen together and arriving together, closer than a hand's
+    /// cards lie apart. A shuffler's packet lands on an empty place, and every other card of a hand
     /// comes on its own, so two cards never arrive together on cards already there.
     fn split_arrival(&self, ti: usize, zone: TableZone, frame: u64) -> Option<u32> {
         let t = &self.tracks[ti];
