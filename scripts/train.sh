@@ -81,5 +81,6 @@ if [ -n "${REAL_PATCHES:-}" ]; then
   EXTRA=(--train-extra "$T/corners-real.npz")
 fi
 "$VENV/bin/python" models/training/train_corner.py --train "$TRAIN" "${EXTRA[@]}" \
-  --val "$T/corners-val.npz" --test "$T/corners-test.npz" --steps "${CLASSIFIER_STEPS:-5000}" --seed 1
+  --val "$T/corners-val.npz" --test "$T/corners-test.npz" --steps "${CLASSIFIER_STEPS:-5000}" --seed 1 \
+  --faces "$F"
 sha256sum models/locator.onnx models/classifier.onnx

@@ -111,6 +111,7 @@ impl CardRecognizer for EchoRecognizer {
             quad: [p; 4],
             index_boxes: vec![],
             source: Source::Card,
+            reading: None,
         }])
     }
 }

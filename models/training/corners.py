@@ -130,7 +130,7 @@ def one_patch(rng, faces, kind):
     if turned:
         face = face.rotate(180)
     fw, fh = face.size
-    L = math.exp(rng.uniform(math.log(40), math.log(320)))
+    L = math.exp(rng.uniform(math.log(LONG_SIDE[0]), math.log(LONG_SIDE[1])))
     s = L / fh
     th = rng.uniform(0, 2 * math.pi)
     c, si = math.cos(th), math.sin(th)
@@ -290,6 +290,8 @@ _FACES = {}
 FONT_STYLES_PER_CHUNK = 40
 # --visible-labels: label a patch by the index it shows (see one_patch); off: as v6 was trained
 VISIBLE_LABELS = False
+# --long-side: the range of the card's long side in camera pixels (log-uniform)
+LONG_SIDE = (40.0, 320.0)
 
 
 def _work(args):
@@ -327,9 +329,13 @@ def main():
                     help="label each patch by the index it shows: `unknown` where the crop cuts the "
                          "card's index, another card where that card's whole index is in the crop "
                          "(default: v6's labels, the card unless its index is hidden)")
+    ap.add_argument("--long-side", default="40,320",
+                    help="range of the card's long side in camera pixels, log-uniform (default 40,320; "
+                         "a 1080p camera over a whole table sees cards 55-75 px long)")
     args = ap.parse_args()
-    global VISIBLE_LABELS
+    global VISIBLE_LABELS, LONG_SIDE
     VISIBLE_LABELS = args.visible_labels  # set before the worker processes fork
+    LONG_SIDE = tuple(float(v) for v in args.long_side.split(","))
     X, Y, L, C = generate(args.faces, args.split, args.n, args.seed, args.workers)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     # L: the card's long side in camera pixels; C: the card the crop was cut from (`back`, or

@@ -11,6 +11,7 @@ threshold below which the Rust side answers `unknown` is calibrated on the valid
 again) are only reported.
 """
 import argparse
+import json
 import os
 import pickle
 import time
@@ -120,6 +121,13 @@ def readable(z):
     return INDEX_SHARE * z["L"] >= MIN_INDEX_PX
 
 
+def train_designs(faces):
+    """The designs of the face sheets' train split (`faces.json`): the decks this model is
+    trained on, so that a table dealing one of them counts as enrolled (docs/pipeline.md)."""
+    with open(os.path.join(faces, "faces.json")) as f:
+        return sorted(d["design"] for d in json.load(f) if d["split"] == "train")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--train", default=os.path.join(ROOT, "var/training/corners-train.npz"),
@@ -142,6 +150,9 @@ def main():
                     help="share of each batch drawn from --train-extra (default: in proportion to its size)")
     ap.add_argument("--ckpt", help="where to write the checkpoint (default: next to --train)")
     ap.add_argument("--out", default=os.path.join(ROOT, "models", "classifier.onnx"))
+    ap.add_argument("--faces", default=os.path.join(ROOT, "datasets/generated/faces"),
+                    help="the face sheets the patches were cut from: their train split's designs are "
+                         "written into the model as tablecam.designs (the decks it is enrolled for)")
     args = ap.parse_args()
     parts = [np.load(f) for f in args.train.split(",")]
     X, Y = np.concatenate([z["X"] for z in parts]), np.concatenate([z["Y"] for z in parts])
@@ -197,7 +208,8 @@ def main():
                                   f"widths={args.widths} factored={args.factored}"
                                   + (f" extra={os.path.basename(args.train_extra)} share={args.extra_share}"
                                      if args.train_extra else ""),
-            "tablecam.validation": " | ".join(lines)}
+            "tablecam.validation": " | ".join(lines),
+            "tablecam.designs": ",".join(train_designs(args.faces))}
     nets.export_classifier(params, args.out, meta)
     diff = nets.check_export(args.out, lambda x: jax.nn.softmax(nets.classifier_apply_folded(params, x)),
                              np.asarray(as_input(zv["X"][:16])))

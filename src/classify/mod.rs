@@ -356,6 +356,11 @@ pub struct Verdict {
     /// face is told from a back long before its identity is certain (0 when no patch showed
     /// anything).
     pub face: f32,
+    /// The face the combined probabilities lean to, named or not (`confidence` is its
+    /// probability): a tracker can confirm a card from several agreeing unsure readings of
+    /// different frames. `None` when no patch showed anything, `back` leads, or two confident
+    /// patches disagree (a conflict is no reading).
+    pub reading: Option<Card>,
 }
 
 fn argmax(p: &[f32]) -> (usize, f32) {
@@ -383,6 +388,7 @@ pub fn combine(patches: &[&[f32]], min_confidence: f32) -> Verdict {
             informative: 0,
             conflict: false,
             face: 0.0,
+            reading: None,
         };
     }
     let mut log = [0f64; UNKNOWN];
@@ -402,7 +408,11 @@ pub fn combine(patches: &[&[f32]], min_confidence: f32) -> Verdict {
     let conflict = confident.iter().any(|&i| i != confident[0]);
     let identity =
         if conflict || confidence < min_confidence { CardIdentity::Unknown } else { CardIdentity::from_label(best) };
-    Verdict { identity, confidence, informative: informative.len(), conflict, face }
+    let reading = match CardIdentity::from_label(best) {
+        CardIdentity::Card(c) if !conflict => Some(c),
+        _ => None,
+    };
+    Verdict { identity, confidence, informative: informative.len(), conflict, face, reading }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -513,12 +523,25 @@ pub fn min_confidence_from_metadata(path: &Path, get: impl Fn(&str) -> Option<St
     }
 }
 
+/// The design names of a `tablecam.designs` metadata value.
+pub fn designs_from_metadata(value: Option<String>) -> Vec<String> {
+    value.unwrap_or_default().split(',').map(str::trim).filter(|d| !d.is_empty()).map(String::from).collect()
+}
+
+/// Whether the classifier at `path` was trained on the deck design `deck` (see
+/// [`Classifier::designs`]). Loads the model (small) to read its metadata; errors name the file.
+pub fn trained_on(path: &Path, deck: &str) -> Result<bool, ClassifyError> {
+    let classifier = Classifier::load(path, &SessionOptions::default())?;
+    Ok(classifier.designs().iter().any(|d| d == deck))
+}
+
 /// The classifier model, checked against its contract.
 #[derive(Debug)]
 pub struct Classifier {
     model: Model,
     min_confidence: f32,
     kind: PatchKind,
+    designs: Vec<String>,
 }
 
 impl Classifier {
@@ -528,7 +551,15 @@ impl Classifier {
         let min_confidence = min_confidence_from_metadata(model.path(), |k| model.metadata(k))?;
         let kind = patch_kind_from_metadata(model.path(), |k| model.metadata(k))?;
         model.require_input(input_spec(kind))?;
-        Ok(Classifier { model, min_confidence, kind })
+        let designs = designs_from_metadata(model.metadata("tablecam.designs"));
+        Ok(Classifier { model, min_confidence, kind, designs })
+    }
+
+    /// The deck designs the model was trained on (metadata `tablecam.designs`, comma-separated;
+    /// empty when the model does not say): a table dealing one of these has an *enrolled* deck,
+    /// whose unsure readings the tracker may combine ([`crate::track::TrackerOptions::for_deck`]).
+    pub fn designs(&self) -> &[String] {
+        &self.designs
     }
 
     /// What the model's patches are.
@@ -617,11 +648,14 @@ mod tests {
         let b = probs(&[(card("AH"), 0.95)]);
         let v = combine(&[&a, &b], 0.9);
         assert!(v.conflict && v.identity == CardIdentity::Unknown, "{v:?}");
-        // Below the threshold even alone.
+        assert_eq!(v.reading, None, "a conflict is no reading");
+        // Below the threshold even alone: no identity, but the reading it leans to.
         let weak = probs(&[(card("7D"), 0.6), (card("7H"), 0.3)]);
         let v = combine(&[&weak], 0.9);
         assert_eq!(v.identity, CardIdentity::Unknown);
+        assert_eq!(v.reading, Some("7D".parse().unwrap()));
         assert!((v.confidence - 0.6).abs() < 0.01, "{v:?}");
+        assert_eq!(combine(&[&probs(&[(BACK, 0.6)])], 0.9).reading, None, "a back is no face reading");
         // Patches that see nothing (argmax unknown) are ignored, not counted against the card.
         let blank = probs(&[(UNKNOWN, 0.9)]);
         let v = combine(&[&a, &blank], 0.9);
@@ -832,5 +866,18 @@ mod tests {
             // one view reads the marked corner upright, the other the unmarked far corner
             assert!(ra.max(rb) > 0.3 && ra.min(rb) == 0.0, "turn {k}: red {ra:.2} / {rb:.2}");
         }
+    }
+
+    #[test]
+    fn a_deck_is_enrolled_only_where_the_model_lists_its_design() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let committed = root.join("models/classifier.onnx");
+        // a training design of the committed classifier, and a test design it never saw
+        assert!(trained_on(&committed, "proc-mono-slim").unwrap());
+        assert!(!trained_on(&committed, "kde-dondorf").unwrap());
+        // the fixture says nothing: no deck is enrolled
+        assert!(!trained_on(&root.join("models/fixtures/classifier_tiny.onnx"), "proc-mono-slim").unwrap());
+        assert_eq!(designs_from_metadata(Some(" a, b ,,c".into())), ["a", "b", "c"]);
+        assert!(designs_from_metadata(None).is_empty());
     }
 }

@@ -80,6 +80,12 @@ pub struct TableConfig {
     /// Seed of a `sim:` source.
     #[serde(default)]
     pub sim_seed: Option<u64>,
+    /// The deck design dealt at this table, as the classifier's training names it (e.g.
+    /// `kde-standard`). When the classifier was trained on it (metadata `tablecam.designs`) the
+    /// deck is *enrolled* and agreeing unsure readings confirm cards too (docs/pipeline.md,
+    /// "Enrolled decks"); none, or a design it was not trained on: only named reads do.
+    #[serde(default)]
+    pub deck: Option<String>,
 }
 
 /// The recognition models.
@@ -467,6 +473,10 @@ mod tests {
         assert_eq!(v.config.journal.fsync, FsyncSetting::Always);
         assert_eq!(v.sources, vec![SourceSpec::Sim(RulesetId::Fortune3cp2025)]);
         assert!(v.config.tables[0].calibration.exists());
+        assert_eq!(v.config.tables[0].deck, None, "no deck named: none enrolled");
+        let mut g = good();
+        g["tables"][0]["deck"] = "kde-standard".into();
+        assert_eq!(check(&g).expect("valid").config.tables[0].deck.as_deref(), Some("kde-standard"));
     }
 
     #[test]

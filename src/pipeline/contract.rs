@@ -134,6 +134,10 @@ pub struct TableSetup<'a> {
     pub ruleset: RulesetId,
     /// Its calibration.
     pub geometry: &'a TableGeometry,
+    /// Whether the classifier was trained on the deck dealt here (its design is in the model's
+    /// `tablecam.designs`): then agreeing unsure readings confirm a card too
+    /// ([`crate::track::TrackerOptions::for_deck`]).
+    pub deck_enrolled: bool,
 }
 
 /// Builds a table's logic (the real tracker and verifier, or a double).

@@ -25,12 +25,12 @@ pub struct MonitorLogic {
 }
 
 impl MonitorLogic {
-    /// The logic of one table with the default tracker and verifier options.
+    /// The logic of one table with the default tracker (for its deck) and verifier options.
     pub fn new(setup: &TableSetup<'_>) -> Result<MonitorLogic, PipelineError> {
         let monitor = TableMonitor::new(
             Ruleset::new(setup.ruleset),
             setup.geometry,
-            TrackerOptions::default(),
+            TrackerOptions::for_deck(setup.deck_enrolled),
             VerifierOptions::new(setup.table_id, setup.camera_id),
         )
         .map_err(|e| PipelineError::stage("track", e))?;
@@ -91,7 +91,7 @@ pub fn observation(card: &DetectedCard) -> CardObservation {
         face: match card.card {
             CardIdentity::Card(c) => ObservedFace::Card(c),
             CardIdentity::Back => ObservedFace::Back,
-            CardIdentity::Unknown => ObservedFace::Unknown,
+            CardIdentity::Unknown => card.reading.map_or(ObservedFace::Unknown, ObservedFace::Unsure),
         },
         confidence: card.confidence,
         face_up: card.face_up,
@@ -235,6 +235,26 @@ mod tests {
     use crate::events::{HandResult, VerificationStatus};
     use crate::rules::settle::Decision;
     use crate::rules::RulesetId;
+
+    #[test]
+    fn an_unnamed_card_reaches_the_tracker_with_the_reading_it_leans_to() {
+        use crate::calib::Point;
+        use crate::recognize::Source;
+        let seven: crate::rules::Card = "7D".parse().unwrap();
+        let det = |card: CardIdentity, reading| DetectedCard {
+            card,
+            confidence: 0.97,
+            face_up: true,
+            quad: [Point::new(0.0, 0.0); 4],
+            index_boxes: vec![],
+            source: Source::Card,
+            reading,
+        };
+        assert_eq!(observation(&det(CardIdentity::Unknown, Some(seven))).face, ObservedFace::Unsure(seven));
+        assert_eq!(observation(&det(CardIdentity::Unknown, None)).face, ObservedFace::Unknown);
+        assert_eq!(observation(&det(CardIdentity::Card(seven), Some(seven))).face, ObservedFace::Card(seven));
+        assert_eq!(observation(&det(CardIdentity::Back, None)).face, ObservedFace::Back);
+    }
 
     #[test]
     fn an_unsettled_outcome_says_what_was_not_read_instead_of_printing_blanks() {

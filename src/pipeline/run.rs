@@ -238,8 +238,23 @@ pub fn start(
             Some(image) => PresenceDetector::new(&geometry, image, PresenceConfig::default())?,
             None => PresenceDetector::without_reference(&geometry, PresenceConfig::default())?,
         };
+        let deck_enrolled = match &t.deck {
+            Some(deck) => {
+                let enrolled = crate::classify::trained_on(&c.recognizer.classifier, deck)
+                    .map_err(|e| PipelineError::stage("classifier", e))?;
+                if !enrolled {
+                    eprintln!(
+                        "tablecam run: table {}: the classifier {} was not trained on deck {deck:?}; only cards it names surely are confirmed (enrol the deck: docs/pipeline.md)",
+                        t.table_id,
+                        c.recognizer.classifier.display()
+                    );
+                }
+                enrolled
+            }
+            None => false,
+        };
         if let Some(rec) = &c.recording {
-            let recorder = start_recording(v, t, &camera_id, &*source, reference.as_ref(), rec)?;
+            let recorder = start_recording(v, t, &camera_id, &*source, reference.as_ref(), rec, deck_enrolled)?;
             eprintln!("tablecam run: recording {} into {}", t.table_id, recorder.dir().display());
             source = Box::new(RecordingTap::new(source, recorder));
         }
@@ -248,6 +263,7 @@ pub fn start(
             camera_id: &camera_id,
             ruleset: t.ruleset,
             geometry: &geometry,
+            deck_enrolled,
         })?;
         let hints = if c.backend.is_some() {
             let (tx, rx) = bounded(64);
@@ -311,6 +327,7 @@ fn start_recording(
     source: &dyn FrameSource,
     reference: Option<&opencv::core::Mat>,
     rec: &RecordingConfig,
+    deck_enrolled: bool,
 ) -> Result<Recorder, PipelineError> {
     let c = &v.config;
     let fail = |e: String| PipelineError::stage("recording", format!("table {}: {e}", t.table_id));
@@ -338,6 +355,7 @@ fn start_recording(
         models: Some(ModelsUsed { locator: c.recognizer.locator.clone(), classifier: c.recognizer.classifier.clone() }),
         journal: Some(absolute(&c.journal.dir.join(format!("{}.jsonl", t.table_id)))),
         health_interval_ms: c.health_interval_ms,
+        deck_enrolled,
     };
     let recorder =
         Recorder::create(&dir, &manifest, &calibration_json, rec.options()).map_err(|e| fail(e.to_string()))?;

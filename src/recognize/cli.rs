@@ -310,6 +310,7 @@ mod tests {
             quad: [Point::new(1.04, 2.0), Point::new(3.0, 2.0), Point::new(3.0, 5.0), Point::new(1.0, 5.0)],
             index_boxes: vec![],
             source: Source::Card,
+            reading: Some("10H".parse().unwrap()),
         };
         let line = json_line(Path::new("a.jpg"), &Ok(vec![card]));
         assert_eq!(

@@ -323,6 +323,25 @@ pub struct FrameScore {
     /// best overlapping detection), and located cards on no visible card (`truth` "-", or the
     /// card it overlaps with its IoU).
     pub localization_errors: Vec<ErrorCase>,
+    /// Every visible face-up card with what its detection read, named or not.
+    pub reads: Vec<CardRead>,
+}
+
+/// What was read on one visible face-up card of a simulator frame: the raw material for
+/// choosing how a tracker may combine the readings of several frames (`reads.jsonl` of
+/// `eval-recognition --session`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CardRead {
+    /// The card (`AS`, `10H`).
+    pub truth: String,
+    /// What the detection reported (`AS`, `back`, `unknown`), `None` when no detection was on it.
+    pub card: Option<String>,
+    /// The face its classifier leaned to ([`DetectedCard::reading`]).
+    pub reading: Option<String>,
+    /// The reported confidence: the reading's probability for a card or an `unknown`.
+    pub confidence: f32,
+    /// The card's visible share.
+    pub visible: f64,
 }
 
 /// Scores one simulator frame: matches located cards to truth cards one-to-one by quad IoU
@@ -387,6 +406,7 @@ pub fn score_sim(truth: &[SimCard], dets: &[DetectedCard]) -> FrameScore {
     }
     let mut confusions = Vec::new();
     let mut errors = Vec::new();
+    let mut reads = Vec::new();
     for (t, card) in truth.iter().enumerate().filter(|(_, c)| c.visible >= SIM_MIN_VISIBLE) {
         c.visible_cards += 1;
         let matched = truth_to.get(&t).copied();
@@ -430,6 +450,13 @@ pub fn score_sim(truth: &[SimCard], dets: &[DetectedCard]) -> FrameScore {
         };
         if card.face_up {
             c.face_up += 1;
+            reads.push(CardRead {
+                truth: want.code(),
+                card: got.map(|d| d.card.code()),
+                reading: got.and_then(|d| d.reading).map(|r| r.to_string()),
+                confidence: got.map_or(0.0, |d| d.confidence),
+                visible: card.visible,
+            });
             match got {
                 None => {
                     c.missed += 1;
@@ -455,7 +482,7 @@ pub fn score_sim(truth: &[SimCard], dets: &[DetectedCard]) -> FrameScore {
             }
         }
     }
-    FrameScore { counts: c, confusions, errors, localization_errors }
+    FrameScore { counts: c, confusions, errors, localization_errors, reads }
 }
 
 /// Counts of the real-photo evaluation.
@@ -803,6 +830,9 @@ pub struct Report {
 struct SimErrors {
     identity: Vec<ErrorCase>,
     localization: Vec<ErrorCase>,
+    /// Session mode: one JSON line per visible face-up card and frame ([`CardRead`], with the
+    /// frame and round).
+    reads: String,
 }
 
 impl SimErrors {
@@ -906,6 +936,8 @@ fn sim_report(
 #[derive(Debug, Deserialize)]
 struct SessionFrame {
     frame: u64,
+    #[serde(default)]
+    round: u64,
     cards: Vec<SessionCard>,
 }
 
@@ -978,6 +1010,10 @@ fn eval_session(
         confusions.extend(score.confusions);
         let image = dir.join(format!("video.avi#frame={}", f.frame));
         errors.add(&image, score.errors, score.localization_errors);
+        for r in &score.reads {
+            let line = serde_json::json!({"frame": f.frame, "round": f.round, "read": r});
+            errors.reads.push_str(&(line.to_string() + "\n"));
+        }
         let (c, conf) = identify_truth(recognizer, &frame, &cards)?;
         identified.add(&c);
         id_confusions.extend(conf);
@@ -1383,6 +1419,9 @@ pub fn run_eval(args: &EvalArgs) -> Result<Report, RecognizeError> {
             .map(|e| serde_json::to_string(e).expect("JSON of plain data") + "\n")
             .collect();
         write("localization_errors.jsonl", lines)?;
+        if args.session.is_some() {
+            write("reads.jsonl", std::mem::take(&mut sim_errors.reads))?;
+        }
         write_jpeg(&args.out.join("localization_errors.jpg"), &worst_errors_grid(&mut sim_errors.localization)?)?;
     }
     if args.json {
@@ -1412,6 +1451,7 @@ mod tests {
             quad,
             index_boxes: vec![],
             source,
+            reading: None,
         }
     }
 
@@ -1431,13 +1471,13 @@ mod tests {
         let dets = vec![
             det("AS", shifted(0, 3.0), Source::Card, 0.99),
             det("KH", q(1), Source::Card, 0.95),
-            det("unknown", q(2), Source::Card, 0.5),
+            DetectedCard { reading: Some("7D".parse().unwrap()), ..det("unknown", q(2), Source::Card, 0.5) },
             det("2H", RotatedRect::new(Point::new(700.0, 100.0), 0.0, 20.0, 12.0).quad(), Source::IndexOnly, 0.97),
             det("back", q(4), Source::Card, 0.8),
             det("9D", q(5), Source::Card, 0.9),
             det("3C", RotatedRect::new(Point::new(900.0, 500.0), 0.0, 90.0, 64.0).quad(), Source::Card, 0.9),
         ];
-        let FrameScore { counts: c, confusions, errors, localization_errors } = score_sim(&truth, &dets);
+        let FrameScore { counts: c, confusions, errors, localization_errors, reads } = score_sim(&truth, &dets);
         assert_eq!(
             c,
             SimCounts {
@@ -1461,6 +1501,20 @@ mod tests {
             }
         );
         assert_eq!(confusions, vec![("KD".to_string(), "KH".to_string())]);
+        // every visible face-up card's reading, the unsure one too (7C leaning to 7D at 0.5)
+        let read: Vec<(&str, Option<&str>, Option<&str>)> =
+            reads.iter().map(|r| (r.truth.as_str(), r.card.as_deref(), r.reading.as_deref())).collect();
+        assert_eq!(
+            read,
+            vec![
+                ("AS", Some("AS"), None),
+                ("KD", Some("KH"), None),
+                ("7C", Some("unknown"), Some("7D")),
+                ("2H", Some("2H"), None),
+                ("5H", None, None),
+            ]
+        );
+        assert_eq!(reads[2].confidence, 0.5);
         assert_eq!(errors.len(), 2);
         assert!(errors.iter().any(|e| e.truth == "5H" && e.predicted == "-"));
         // 2H (found by its corners only) and 5H are not located; 3C lies on no card

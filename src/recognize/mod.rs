@@ -45,6 +45,7 @@ use crate::classify::{self, Classifier, ClassifyError, PatchKind};
 use crate::locate::geometry::{bounding_box, box_quad, intersect_convex, min_area_rect, polygon_area};
 use crate::locate::{self, order_quad, LocateError, Locator, Quad, RotatedRect};
 use crate::onnx::SessionOptions;
+use crate::rules::Card;
 
 /// Errors of recognition, its command line and its evaluation.
 #[derive(Debug, thiserror::Error)]
@@ -127,6 +128,14 @@ pub enum Source {
     IndexOnly,
 }
 
+/// The card an identity names, if it names one.
+fn named(identity: CardIdentity) -> Option<Card> {
+    match identity {
+        CardIdentity::Card(c) => Some(c),
+        _ => None,
+    }
+}
+
 /// One card found in a frame.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DetectedCard {
@@ -144,6 +153,11 @@ pub struct DetectedCard {
     pub index_boxes: Vec<[f64; 4]>,
     /// Whether the locator found the card or only its corners.
     pub source: Source,
+    /// The face the classifier leans to when it did not name one (`card` is `unknown` and
+    /// `confidence` is this reading's probability), else the named card or `None`
+    /// ([`classify::Verdict::reading`]). Not part of `detect --json`: it is no identity.
+    #[serde(skip)]
+    pub reading: Option<Card>,
 }
 
 /// How frames are scaled for the locator, and how its sessions run.
@@ -619,6 +633,7 @@ impl Recognizer {
                 quad: card.quad,
                 index_boxes: card.corners.iter().map(|&i| index[i].bbox).collect(),
                 source: Source::Card,
+                reading: v.reading,
             });
         }
         // A card-corner classifier needs a card's rectangle: corners on no located card are not
@@ -810,6 +825,7 @@ impl Recognizer {
                     quad: *quad,
                     index_boxes: Vec::new(),
                     source: Source::Card,
+                    reading: v.reading,
                 })
             })
             .collect();
@@ -892,6 +908,7 @@ fn either_diagonal(a: classify::Verdict, b: classify::Verdict) -> Option<classif
             confidence: a.confidence.max(b.confidence),
             conflict: true,
             face,
+            reading: None,
             ..a
         }),
         (true, _) => Some(a),
@@ -963,6 +980,7 @@ fn index_reads(mut cards: Vec<DetectedCard>, mut reads: Vec<IndexRead>, min_conf
                 d.card = r.card;
                 d.confidence = r.confidence;
                 d.face_up = true;
+                d.reading = named(r.card);
             }
             Some(_) => {}
             None => loose.push(r),
@@ -1004,6 +1022,7 @@ fn index_reads(mut cards: Vec<DetectedCard>, mut reads: Vec<IndexRead>, min_conf
             quad,
             index_boxes,
             source: Source::IndexOnly,
+            reading: named(loose[a].card),
         });
     }
     cards
@@ -1098,7 +1117,16 @@ fn group_loose_corners(
             }
             None => (verdicts[a].identity, verdicts[a].confidence, box_quad(corners[a].bbox), vec![corners[a].bbox]),
         };
-        out.push(DetectedCard { card, confidence, face_up: true, quad, index_boxes: boxes, source: Source::IndexOnly });
+        let reading = named(card);
+        out.push(DetectedCard {
+            card,
+            confidence,
+            face_up: true,
+            quad,
+            index_boxes: boxes,
+            source: Source::IndexOnly,
+            reading,
+        });
     }
     out
 }
@@ -1217,7 +1245,8 @@ mod tests {
             "unknown" => CardIdentity::Unknown,
             code => CardIdentity::Card(code.parse().unwrap()),
         };
-        classify::Verdict { identity, confidence, informative: 2, conflict: false, face }
+        let reading = named(identity);
+        classify::Verdict { identity, confidence, informative: 2, conflict: false, face, reading }
     }
 
     #[test]
@@ -1250,6 +1279,7 @@ mod tests {
             quad,
             index_boxes: vec![],
             source: Source::Card,
+            reading: None,
         };
         let card = box_quad([100.0, 100.0, 163.0, 188.0]);
         let picture = box_quad([112.0, 115.0, 151.0, 173.0]); // a court card's frame, inside it
@@ -1310,6 +1340,7 @@ mod tests {
             quad: box_quad([50.0, 50.0, 250.0, 330.0]),
             index_boxes: vec![],
             source: Source::Card,
+            reading: None,
         }
     }
 

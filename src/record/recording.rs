@@ -191,6 +191,10 @@ pub struct RecordingManifest {
     /// The pipeline's health interval in the live run, ms (a replay uses the same, so that health
     /// events take the same sequence numbers).
     pub health_interval_ms: u64,
+    /// Whether the live run's classifier was trained on the table's deck (a replay confirms
+    /// cards the same way; absent in recordings made before 2026-11-26: false).
+    #[serde(default)]
+    pub deck_enrolled: bool,
 }
 
 /// One line of `index.jsonl`.
@@ -887,6 +891,7 @@ mod tests {
             models: None,
             journal: None,
             health_interval_ms: 0,
+            deck_enrolled: false,
         }
     }
 

@@ -162,6 +162,8 @@ pub struct Session {
     pub models: Option<ModelsUsed>,
     /// The live run's health interval, ms.
     pub health_interval_ms: u64,
+    /// Whether the live run's deck was enrolled (its classifier trained on it).
+    pub deck_enrolled: bool,
 }
 
 impl Session {
@@ -191,6 +193,7 @@ impl Session {
                 presence_reference: Some(dir.join(PRESENCE_REFERENCE_FILE)).filter(|p| p.exists()),
                 models: m.models,
                 health_interval_ms: m.health_interval_ms,
+                deck_enrolled: m.deck_enrolled,
             });
         }
         let video = dir.join(SIM_VIDEO_FILE);
@@ -216,6 +219,9 @@ impl Session {
             presence_reference: None,
             models: None,
             health_interval_ms: DEFAULT_HEALTH_INTERVAL_MS,
+            // A simulator session replays as a deck the classifier never saw (as strict as
+            // confirming gets); `eval-scenarios` decides from the classifier's designs instead.
+            deck_enrolled: false,
         })
     }
 
@@ -362,6 +368,7 @@ pub fn run(
             models: Some(options.models.clone()),
             journal: Some(journal.clone()),
             health_interval_ms: session.health_interval_ms,
+            deck_enrolled: session.deck_enrolled,
         };
         let recorder = Recorder::create(dir, &manifest, &session.calibration_json, options.recording.clone())?;
         if let Some(p) = &session.presence_reference {
@@ -384,6 +391,7 @@ pub fn run(
         camera_id: &session.camera_id,
         ruleset: session.ruleset,
         geometry: &geometry,
+        deck_enrolled: session.deck_enrolled,
     })?;
     // As `tablecam run` did: with the recording's reference image if the live run had one.
     let reference = match &session.presence_reference {

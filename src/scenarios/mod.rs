@@ -74,6 +74,11 @@ pub struct EvalScenariosArgs {
     /// Recognizer worker threads.
     #[arg(long, default_value_t = 2)]
     pub workers: usize,
+    /// Treat every session's deck as one the classifier never saw, even when its design is in
+    /// the classifier's `tablecam.designs` (by default such a deck is enrolled: its unsure
+    /// readings may confirm cards, docs/pipeline.md).
+    #[arg(long)]
+    pub unseen_decks: bool,
 }
 
 /// One simulated session to evaluate.
@@ -136,6 +141,8 @@ pub struct Summary {
     pub by_ruleset: BTreeMap<String, Tally>,
     /// Per scenario (`clean` included).
     pub by_scenario: BTreeMap<String, Tally>,
+    /// Per deck: `enrolled` (the classifier was trained on the session's design) and `unseen`.
+    pub by_deck: BTreeMap<String, Tally>,
     /// The seed given.
     pub seed: u64,
     /// Frame size.
@@ -188,6 +195,27 @@ pub fn render(case: &Case, size: (u32, u32), dir: &Path) -> Result<(), PipelineE
     Ok(())
 }
 
+/// The deck designs the classifier at `path` was trained on; none when the file does not exist
+/// (a test's recognizer double needs no model; a real run fails on the missing file anyway).
+fn trained_designs(path: &Path) -> Result<Vec<String>, PipelineError> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let c = crate::classify::Classifier::load(path, &crate::onnx::SessionOptions::default())
+        .map_err(|e| PipelineError::stage("classifier", e))?;
+    Ok(c.designs().to_vec())
+}
+
+/// The deck design a rendered session was dealt with (`session.json`).
+fn session_design(dir: &Path) -> Result<Option<String>, PipelineError> {
+    let path = dir.join("session.json");
+    let text =
+        std::fs::read_to_string(&path).map_err(|e| PipelineError::Invalid(format!("{}: {e}", path.display())))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| PipelineError::Invalid(format!("{}: {e}", path.display())))?;
+    Ok(v["design"].as_str().map(String::from))
+}
+
 /// Runs a rendered session's video through the pipeline and returns its events, in order.
 pub fn run_session(
     dir: &Path,
@@ -195,6 +223,7 @@ pub fn run_session(
     recognizers: &dyn RecognizerFactory,
     logic: &LogicFactory,
     workers: usize,
+    deck_enrolled: bool,
 ) -> Result<(Vec<Event>, u64), PipelineError> {
     let geometry = Arc::new(Calibration::load(&dir.join("calibration.json"))?);
     let table_id = "eval";
@@ -206,7 +235,7 @@ pub fn run_session(
     let reference = crate::presence::eval::simulated_empty_reference(dir, &geometry)
         .map_err(|e| PipelineError::stage("presence reference", e))?;
     let presence = PresenceDetector::new(&geometry, &reference, PresenceConfig::default())?;
-    let logic = logic(&TableSetup { table_id, camera_id: &camera_id, ruleset, geometry: &geometry })?;
+    let logic = logic(&TableSetup { table_id, camera_id: &camera_id, ruleset, geometry: &geometry, deck_enrolled })?;
     let collector = Collector::new();
     let options = PipelineOptions { workers, queue_capacity: 8, health_interval_ms: 0 };
     let table = TableInput {
@@ -285,6 +314,7 @@ pub fn evaluate(
         flag_latency: FlagLatency::default(),
         by_ruleset: BTreeMap::new(),
         by_scenario: BTreeMap::new(),
+        by_deck: BTreeMap::new(),
         seed: args.seed,
         size: args.size.clone(),
         frames: 0,
@@ -294,13 +324,15 @@ pub fn evaluate(
     };
     let mut latencies = Vec::new();
     let mut pipeline_s = 0.0;
+    let designs = if args.unseen_decks { Vec::new() } else { trained_designs(&args.classifier)? };
     let result = (|| {
         for (i, case) in cases.iter().enumerate() {
             let dir = root.join(case.name());
             eprintln!("[{}/{}] {}: rendering {} round(s)…", i + 1, cases.len(), case.name(), case.rounds);
             render(case, size, &dir)?;
             let t0 = std::time::Instant::now();
-            let (events, frames) = run_session(&dir, case.ruleset, recognizers, logic, args.workers.max(1))?;
+            let enrolled = session_design(&dir)?.is_some_and(|d| designs.contains(&d));
+            let (events, frames) = run_session(&dir, case.ruleset, recognizers, logic, args.workers.max(1), enrolled)?;
             let secs = t0.elapsed().as_secs_f64();
             pipeline_s += secs;
             summary.frames += frames;
@@ -322,6 +354,7 @@ pub fn evaluate(
             summary.total.add(&tally);
             summary.by_ruleset.entry(case.ruleset.to_string()).or_default().add(&tally);
             summary.by_scenario.entry(case.scenario.name()).or_default().add(&tally);
+            summary.by_deck.entry(if enrolled { "enrolled" } else { "unseen" }.into()).or_default().add(&tally);
             summary.sessions.push((case.name(), tally));
             latencies.extend(lat);
         }

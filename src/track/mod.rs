@@ -47,6 +47,10 @@ pub enum ObservedFace {
     Card(Card),
     /// A card's back.
     Back,
+    /// A face the classifier leans to read as this card without naming it (below the
+    /// recognizer's threshold; the observation's confidence is this reading's probability).
+    /// It votes only where [`TrackerOptions::unsure_votes`] allows it.
+    Unsure(Card),
     /// Not read.
     Unknown,
 }
@@ -113,6 +117,16 @@ pub struct TrackerOptions {
     pub identity_agreement: f64,
     /// A card faster than this (mm/frame) is blurred: its reads do not vote.
     pub vote_max_speed_mm: f64,
+    /// Readings (named or [unsure](ObservedFace::Unsure)) at or above
+    /// [`unsure_min_confidence`](Self::unsure_min_confidence) needed to confirm a card that no
+    /// named read confirmed, its reading holding [`identity_agreement`](Self::identity_agreement)
+    /// of all the card's readings (≥ 0.5); 0 (the default) turns this off. Only for a deck the
+    /// classifier was trained on ([`TrackerOptions::for_deck`]): on a design it never saw, its
+    /// unsure readings are wrong *the same way* in frame after frame (a 9 read as a 10 twelve
+    /// times at ≥ 0.99), so agreement proves nothing (docs/pipeline.md, "Enrolled decks").
+    pub unsure_votes: u32,
+    /// The least probability of a reading that counts towards `unsure_votes`.
+    pub unsure_min_confidence: f32,
     /// Consecutive frames of the other side before a card counts as turned.
     pub face_frames: u32,
     /// Below this speed (mm/frame) a card is still.
@@ -169,6 +183,8 @@ impl Default for TrackerOptions {
             identity_votes: 3,
             identity_agreement: 0.8,
             vote_max_speed_mm: 12.0,
+            unsure_votes: 0,
+            unsure_min_confidence: 0.98,
             face_frames: 2,
             settle_speed_mm: 6.0,
             settle_frames: 2,
@@ -186,6 +202,18 @@ impl Default for TrackerOptions {
 }
 
 impl TrackerOptions {
+    /// The defaults, with agreeing unsure readings confirming a card when the classifier was
+    /// trained on the table's deck (`enrolled`): 12 readings at ≥ 0.98 (chosen on the readings of
+    /// 1080p simulator sessions, docs/pipeline.md).
+    pub fn for_deck(enrolled: bool) -> TrackerOptions {
+        let d = TrackerOptions::default();
+        if enrolled {
+            TrackerOptions { unsure_votes: ENROLLED_UNSURE_VOTES, ..d }
+        } else {
+            d
+        }
+    }
+
     /// Checks the options.
     pub fn validate(&self) -> Result<(), TrackError> {
         let bad = |option, message: &str| Err(TrackError::BadOption { option, message: message.to_string() });
@@ -194,6 +222,9 @@ impl TrackerOptions {
         }
         if !(self.birth_gate_mm >= 0.0 && self.birth_gate_mm.is_finite()) {
             return bad("birth_gate_mm", "must be a non-negative number of millimetres");
+        }
+        if !(0.5..1.0).contains(&self.unsure_min_confidence) {
+            return bad("unsure_min_confidence", "must be in 0.5..1.0");
         }
         if !(0.5..=1.0).contains(&self.identity_agreement) {
             return bad("identity_agreement", "must be in 0.5..=1.0 (a majority)");
@@ -210,6 +241,9 @@ impl TrackerOptions {
         Ok(())
     }
 }
+
+/// [`TrackerOptions::unsure_votes`] for an enrolled deck.
+pub const ENROLLED_UNSURE_VOTES: u32 = 12;
 
 /// What the tracker reports. Every event carries the frame that produced it.
 #[derive(Debug, Clone, PartialEq)]
@@ -319,6 +353,65 @@ pub enum TrackEventKind {
     RoundEnded,
 }
 
+/// A reading below this probability is no reading (not even the classifier's own majority).
+const READING_FLOOR: f32 = 0.5;
+
+/// A track's identity votes since its face was last turned up.
+#[derive(Debug, Clone, Default)]
+struct IdentityVotes {
+    /// Named reads at or above `min_identity_confidence`.
+    named: BTreeMap<Card, u32>,
+    /// Readings, named or unsure, at or above [`READING_FLOOR`].
+    readings: BTreeMap<Card, u32>,
+    /// … of which at or above `unsure_min_confidence`.
+    sure: BTreeMap<Card, u32>,
+}
+
+impl IdentityVotes {
+    fn clear(&mut self) {
+        self.named.clear();
+        self.readings.clear();
+        self.sure.clear();
+    }
+
+    /// Counts one observation; returns the identity the votes now confirm, if any: the named
+    /// reads' leader with `identity_votes` and `identity_agreement` of them; else, where
+    /// `unsure_votes` allows it, the leader of all readings with `identity_agreement` of them and
+    /// `unsure_votes` readings at or above `unsure_min_confidence`, provided no named read said
+    /// otherwise. The share is taken over *all* readings because a crop that slips onto a
+    /// neighbour's index reads that card surely now and then, while the card's own, unsure,
+    /// reading holds in most frames.
+    fn add(&mut self, o: &CardObservation, opts: &TrackerOptions) -> Option<Card> {
+        let (reading, named) = match o.face {
+            ObservedFace::Card(c) => (Some(c), true),
+            ObservedFace::Unsure(c) => (Some(c), false),
+            _ => (None, false),
+        };
+        if let Some(c) = reading {
+            if named && o.confidence >= opts.min_identity_confidence {
+                *self.named.entry(c).or_default() += 1;
+            }
+            if opts.unsure_votes > 0 && o.confidence >= READING_FLOOR {
+                *self.readings.entry(c).or_default() += 1;
+                if o.confidence >= opts.unsure_min_confidence {
+                    *self.sure.entry(c).or_default() += 1;
+                }
+            }
+        }
+        let leader = |votes: &BTreeMap<Card, u32>| {
+            let (c, n) = votes.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))?;
+            let total: u32 = votes.values().sum();
+            (f64::from(*n) >= opts.identity_agreement * f64::from(total)).then_some((*c, *n))
+        };
+        let named = leader(&self.named).filter(|&(_, n)| n >= opts.identity_votes).map(|(c, _)| c);
+        named.or_else(|| {
+            let (c, _) = leader(&self.readings).filter(|_| opts.unsure_votes > 0)?;
+            let sure = self.sure.get(&c).copied().unwrap_or(0);
+            (sure >= opts.unsure_votes && self.named.keys().all(|&k| k == c)).then_some(c)
+        })
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Track {
     id: u32,
@@ -329,7 +422,7 @@ struct Track {
     confirmed: bool,
     face_up: bool,
     face_streak: u32,
-    votes: BTreeMap<Card, u32>,
+    votes: IdentityVotes,
     identity: Option<Card>,
     zone: Option<TableZone>,
     candidate: Option<TableZone>,
@@ -800,7 +893,7 @@ impl Tracker {
                     confirmed: self.opts.confirm_hits <= 1,
                     face_up: o.face_up,
                     face_streak: 0,
-                    votes: BTreeMap::new(),
+                    votes: IdentityVotes::default(),
                     identity: None,
                     zone: None,
                     candidate: None,
@@ -1101,23 +1194,11 @@ impl Tracker {
         } else {
             t.face_streak = 0;
         }
-        // Identity votes: confident face reads of a still, face-up card.
+        // Identity votes: face reads of a still, face-up card.
         if t.face_up && o.face_up && t.speed() <= opts.vote_max_speed_mm {
-            if let ObservedFace::Card(c) = o.face {
-                if o.confidence >= opts.min_identity_confidence {
-                    *t.votes.entry(c).or_default() += 1;
-                }
-            }
-            let best = t.votes.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map(|(c, n)| (*c, *n));
-            let total: u32 = t.votes.values().sum();
-            if let Some((c, n)) = best {
-                if n >= opts.identity_votes
-                    && f64::from(n) >= opts.identity_agreement * f64::from(total)
-                    && t.identity != Some(c)
-                {
-                    changes.identified = Some((c, t.identity));
-                    t.identity = Some(c);
-                }
+            if let Some(c) = t.votes.add(o, &opts).filter(|&c| t.identity != Some(c)) {
+                changes.identified = Some((c, t.identity));
+                t.identity = Some(c);
             }
         }
         // Zones with hysteresis.
@@ -1838,6 +1919,49 @@ mod tests {
         assert_eq!(identified.len(), 1, "{identified:?}");
         assert_eq!(identified[0].1, card);
         assert_eq!(t.cards().iter().filter(|c| c.3 == Some(card)).count(), 1, "{:?}", t.cards());
+    }
+
+    /// Identities from unsure readings (below the recognizer's threshold): only on an enrolled
+    /// deck, only with `unsure_votes` of them agreeing, and never against a named read.
+    #[test]
+    fn unsure_readings_confirm_a_card_only_on_an_enrolled_deck() {
+        let card: Card = "9H".parse().unwrap();
+        let other: Card = "10H".parse().unwrap();
+        // `reads(n)`: what frame n reads on a card resting in seat 3's hand, face up
+        let run = |enrolled: bool, reads: &dyn Fn(u64) -> (ObservedFace, f32)| {
+            let (_, g) = tracker();
+            let mut t =
+                Tracker::new(Ruleset::new(RulesetId::Fortune3cp2025), &g, TrackerOptions::for_deck(enrolled)).unwrap();
+            let hand = hand_centre(&g, 3);
+            let mut identified = Vec::new();
+            for n in 0..60u64 {
+                let k = n.min(15) as f64;
+                let p = Point::new(hand.x, hand.y + 15.0 * (15.0 - k));
+                let (face, confidence) = if n >= 20 { reads(n) } else { (ObservedFace::Unknown, 0.0) };
+                let seen = CardObservation { face, confidence, face_up: true, ..back_at(&g, p) };
+                let obs =
+                    FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards: vec![seen], spots: vec![] };
+                for e in t.push(&obs) {
+                    if let TrackEventKind::Identified { card, .. } = e.kind {
+                        identified.push((n, card));
+                    }
+                }
+            }
+            identified
+        };
+        let votes = u64::from(ENROLLED_UNSURE_VOTES);
+        let unsure = |_: u64| (ObservedFace::Unsure(card), 0.99);
+        let got = run(true, &unsure);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0], (20 + votes - 1, card), "confirmed by the {votes}th agreeing reading");
+        assert!(run(false, &unsure).is_empty(), "an unseen deck's unsure readings confirm nothing");
+        // too unsure to count
+        assert!(run(true, &|_| (ObservedFace::Unsure(card), 0.9)).is_empty());
+        // readings that disagree: no share of 80 % for either
+        assert!(run(true, &|n| (ObservedFace::Unsure(if n % 3 == 0 { other } else { card }), 0.99)).is_empty());
+        // one named read of another card outweighs any number of unsure ones
+        let named_other = |n: u64| if n == 20 { (ObservedFace::Card(other), 0.9995) } else { unsure(n) };
+        assert!(run(true, &named_other).iter().all(|&(_, c)| c != card));
     }
 
     /// On stud reveals an arm reaching over a full hand was measured as one card more for a
