@@ -960,6 +960,17 @@ mod tests {
     }
 
     #[test]
+    fn a_recording_keeps_whether_its_deck_was_enrolled_and_older_ones_were_not() {
+        let enrolled = RecordingManifest { deck_enrolled: true, ..manifest() };
+        let text = serde_json::to_string(&enrolled).unwrap();
+        assert_eq!(serde_json::from_str::<RecordingManifest>(&text).unwrap(), enrolled);
+        // recording.json written before the field existed: replayed as an unseen deck
+        let mut old: serde_json::Value = serde_json::from_str(&text).unwrap();
+        old.as_object_mut().unwrap().remove("deck_enrolled");
+        assert!(!serde_json::from_value::<RecordingManifest>(old).unwrap().deck_enrolled);
+    }
+
+    #[test]
     fn retention_deletes_oldest_segments_first_but_never_the_current_one() {
         let dir = tmp("retention");
         let options = RecordingOptions { segment_max_frames: 2, ..RecordingOptions::default() };

@@ -411,19 +411,16 @@ impl Summary {
                 l.within_250ms
             );
         }
-        s += "  by scenario:\n";
-        for (name, t) in &self.by_scenario {
-            s += &format!(
-                "    {name:<26} rounds {:>3}  flags {:>3}/{:<3} false {:>3}  outcomes {:>3} ok {:>3} wrong {:>3} unverified\n",
-                t.rounds, t.flags_found, t.flags_expected, t.false_flags, t.outcomes_correct, t.outcomes_wrong, t.unverified
-            );
-        }
-        s += "  by ruleset:\n";
-        for (name, t) in &self.by_ruleset {
-            s += &format!(
-                "    {name:<26} rounds {:>3}  flags {:>3}/{:<3} false {:>3}  outcomes {:>3} ok {:>3} wrong {:>3} unverified\n",
-                t.rounds, t.flags_found, t.flags_expected, t.false_flags, t.outcomes_correct, t.outcomes_wrong, t.unverified
-            );
+        for (title, tallies) in
+            [("by scenario", &self.by_scenario), ("by ruleset", &self.by_ruleset), ("by deck", &self.by_deck)]
+        {
+            s += &format!("  {title}:\n");
+            for (name, t) in tallies {
+                s += &format!(
+                    "    {name:<26} rounds {:>3}  flags {:>3}/{:<3} false {:>3}  outcomes {:>3} ok {:>3} wrong {:>3} unverified\n",
+                    t.rounds, t.flags_found, t.flags_expected, t.false_flags, t.outcomes_correct, t.outcomes_wrong, t.unverified
+                );
+            }
         }
         s
     }
