@@ -614,7 +614,10 @@ fn clean_rounds_raise_nothing_and_settle_as_planned() {
                         let unreadable = hands_with_unreadable_cards(&s.geometry, r);
                         let banker = r.plan.sangong.map(|g| g.banker.0);
                         let explained = |reason: &String| {
-                            let hand = reason.strip_suffix(" never seen face up").and_then(|x| {
+                            let unread = reason
+                                .strip_suffix(" never seen face up")
+                                .or_else(|| reason.strip_suffix(" seen face up but never read"));
+                            let hand = unread.and_then(|x| {
                                 if x.starts_with("dealer card ") {
                                     Some(banker)
                                 } else {
@@ -716,7 +719,7 @@ fn a_deciding_card_never_read_leaves_the_outcome_unverified_not_wrong() {
         let o = &outs[0];
         assert_eq!(o.verification.status, VerificationStatus::Unverified, "{id}");
         assert!(
-            o.verification.reasons.iter().any(|r| r.contains("never seen face up")),
+            o.verification.reasons.iter().any(|r| r.ends_with("seen face up but never read")),
             "{id}: {:?}",
             o.verification.reasons
         );

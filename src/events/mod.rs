@@ -260,7 +260,8 @@ pub enum VerificationStatus {
 pub struct Verification {
     /// Verified or not.
     pub status: VerificationStatus,
-    /// What could not be verified, e.g. `seat 3 card 2 never seen face up`.
+    /// What could not be verified, e.g. `seat 3 card 2 never seen face up` or `dealer card 1 seen
+    /// face up but never read`.
     pub reasons: Vec<String>,
 }
 

@@ -65,6 +65,16 @@ impl VerifierOptions {
     }
 }
 
+/// Why a card of an unsettled round has no identity: its face never showed, or it showed and
+/// was never read surely enough.
+fn unread(c: &CardRec) -> &'static str {
+    if c.seen_up {
+        "seen face up but never read"
+    } else {
+        "never seen face up"
+    }
+}
+
 /// One card of the round as the verifier knows it.
 #[derive(Debug, Clone)]
 struct CardRec {
@@ -73,6 +83,8 @@ struct CardRec {
     order: u32,
     arrival_frame: u64,
     identity: Option<Card>,
+    /// Its face was seen (dealt face up, or turned up): an unread card says which it was.
+    seen_up: bool,
     /// Left the table (not to the discard rack) or was abandoned with a failed deal.
     gone: bool,
     /// Went to the discard rack.
@@ -332,6 +344,11 @@ impl Verifier {
                     t,
                     EventBody::CardTurned { track: *track, zone: *zone, face_up: *face_up, card: *card },
                 ));
+                if *face_up {
+                    if let Some(c) = self.round.as_mut().and_then(|r| r.cards.get_mut(track)) {
+                        c.seen_up = true;
+                    }
+                }
                 if *face_up && *phase == RoundPhase::Dealing && *zone != TableZone::Discard {
                     let order = self.round.as_ref().and_then(|r| r.cards.get(track)).map_or(0, |c| c.order);
                     self.exposure(*zone, order, frame, t, &mut out);
@@ -517,7 +534,15 @@ impl Verifier {
             let r = self.round.as_mut().expect("checked");
             r.cards.insert(
                 track,
-                CardRec { home: zone, order, arrival_frame: frame, identity: card, gone: false, collected: false },
+                CardRec {
+                    home: zone,
+                    order,
+                    arrival_frame: frame,
+                    identity: card,
+                    seen_up: face_up,
+                    gone: false,
+                    collected: false,
+                },
             );
         }
         // A card arriving in a hand after a card left it: a swap.
@@ -932,7 +957,7 @@ impl Verifier {
                 } else if voided.is_none() {
                     for (k, (_, c)) in cs.iter().enumerate() {
                         if c.identity.is_none() {
-                            reasons.push(format!("seat {s} card {} never seen face up", k + 1));
+                            reasons.push(format!("seat {s} card {} {}", k + 1, unread(c)));
                         }
                     }
                     if cs.len() != self.rs.cards_per_hand as usize {
@@ -947,7 +972,7 @@ impl Verifier {
         if voided.is_none() && dealer_known.len() != self.rs.cards_per_hand as usize {
             for (k, (_, c)) in dealer_cards.iter().enumerate() {
                 if c.identity.is_none() {
-                    reasons.push(format!("dealer card {} never seen face up", k + 1));
+                    reasons.push(format!("dealer card {} {}", k + 1, unread(c)));
                 }
             }
             unsettled = true;
