@@ -446,6 +446,10 @@ struct Track {
     /// Where it last lay still in its zone (a track pulled off its card for a frame or two by
     /// a piece measured wrong keeps its card's place here).
     home: Point,
+    /// The place it lay still before it was next found still elsewhere in its zone (more than
+    /// [`MOVED_SHARE`] of a card away), and the frame it was: a track pulled off its card onto
+    /// another piece for good left its card's place here.
+    moved_from: Option<(Point, u64)>,
     /// The frame it left its zone (meaningful while `left_from` is set).
     left_at: u64,
     /// The last frame it was detected.
@@ -564,6 +568,9 @@ const TOUCH_DOWN_RISE: f64 = 2.0;
 const STALE_TAKEOVER_FRAMES: u64 = 6;
 /// …and lies within this share of a card's width of the card's place.
 const STALE_SHARE: f64 = 0.4;
+/// A track found still this far (share of a card's width) from where it lay still has moved
+/// off that place (farther than detections jitter, nearer than a hand's cards lie).
+const MOVED_SHARE: f64 = 0.25;
 /// Two tracks first seen and arriving within this many frames of each other can be one card
 /// measured as two pieces (see `Tracker::split_arrival`).
 const SPLIT_FRAMES: u64 = 2;
@@ -907,6 +914,7 @@ impl Tracker {
                     born_at: frame,
                     piece_of: None,
                     home: *p,
+                    moved_from: None,
                     left_at: 0,
                     last_seen: frame,
                     arrived_at: 0,
@@ -1358,7 +1366,9 @@ impl Tracker {
     /// track `ti` arriving: a track pulled off its card by a piece measured wrong for a frame
     /// or two (the next card landing on the hand makes its pieces jump), while a new track
     /// took up the card. It is the same card, not one more. A card taken away and another put
-    /// in its place leaves the place empty for longer than [`STALE_TAKEOVER_FRAMES`].
+    /// in its place leaves the place empty for longer than [`STALE_TAKEOVER_FRAMES`]. So is a
+    /// card whose track went off, within those frames, to lie still on another piece (a transient
+    /// part of the dealer's hand as it turns an exposed card face down).
     fn took_over_a_stale_track(
         &mut self,
         ti: usize,
@@ -1370,14 +1380,13 @@ impl Tracker {
         // Closer than the cards of a hand lie to each other (half a card apart, so that every
         // index shows): a neighbour hidden by the arm that deals the next card is not taken.
         let within = STALE_SHARE * self.geometry.calibration.card_size_mm[0];
+        // Missing since, or gone off to lie still elsewhere since (onto a transient piece of the
+        // dealer's hand turning the card over, say): either way the place is the card's.
         let stale = |t: &Track| {
-            t.id != new_id
-                && t.arrived
-                && !t.abandoned
-                && t.zone == Some(zone)
-                && t.missed > 0
-                && t.home.dist(at) <= within
-                && born_at <= t.last_seen + STALE_TAKEOVER_FRAMES
+            let missing = t.missed > 0 && t.home.dist(at) <= within && born_at <= t.last_seen + STALE_TAKEOVER_FRAMES;
+            let moved =
+                t.moved_from.is_some_and(|(from, f)| from.dist(at) <= within && born_at <= f + STALE_TAKEOVER_FRAMES);
+            t.id != new_id && t.arrived && !t.abandoned && t.zone == Some(zone) && (missing || moved)
         };
         let k = self
             .tracks
@@ -1417,6 +1426,9 @@ impl Tracker {
     /// of face is reported as a turn.
     fn adopt(&mut self, ti: usize, mut o: Track, zone: TableZone, frame: u64, out: &mut Vec<TrackEventKind>) {
         let n = &self.tracks[ti];
+        // taken to another place (a turned card found beside where it lay): remember the place
+        let moved = MOVED_SHARE * self.geometry.calibration.card_size_mm[0];
+        o.moved_from = (o.arrived && o.home.dist(n.pos) > moved).then_some((o.home, frame));
         o.pos = n.pos;
         o.home = n.pos;
         o.vel = n.vel;
@@ -2077,6 +2089,37 @@ mod tests {
         let removed: Vec<_> = events.iter().filter(|(_, e)| matches!(e, TrackEventKind::Removed { .. })).collect();
         assert_eq!(dealt, per, "{events:?}");
         assert!(removed.is_empty(), "{removed:?}");
+    }
+
+    /// Stud seed 7, two player cards exposed: as the dealer turned the exposed card face down,
+    /// the card went unseen for two frames while a piece of the dealer's hand lay 25 mm beside
+    /// it; the card's track took the piece for the card, a new track took up the card when it
+    /// showed again at its place, and the hand counted one card more (and, once both were
+    /// read, the same card twice).
+    #[test]
+    fn a_track_taken_off_its_card_to_a_piece_beside_it_gives_the_card_back() {
+        let (mut t, g) = tracker();
+        let spot = |i: usize| hand_spot(&g, 3, i);
+        let mut dealt = Vec::new();
+        // two of the hand's three cards dealt and resting: the deal goes on
+        let resting = |n: u64| sliding_hand(&g, 3, 2, n);
+        let n0 = 60;
+        let piece = back_at(&g, Point::new(spot(1).x, spot(1).y - 20.0));
+        for n in 0..n0 + 60 {
+            let mut cards = resting(n);
+            if (n0..n0 + 3).contains(&n) {
+                cards[1] = piece; // card 1 unseen under the hand; the piece beside it
+            } else if (n0 + 3..n0 + 12).contains(&n) {
+                cards.push(piece); // card 1 at its place again; the piece still there
+            }
+            let obs = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![] };
+            for e in t.push(&obs) {
+                if let TrackEventKind::Dealt { zone, order, .. } = e.kind {
+                    dealt.push((n, zone, order));
+                }
+            }
+        }
+        assert_eq!(dealt.len(), 2, "{dealt:?}");
     }
 
     /// Fortune seed 7, seats with bets: each hand's third card, landing on the two before it
