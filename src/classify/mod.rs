@@ -93,6 +93,14 @@ pub enum CardIdentity {
 }
 
 impl CardIdentity {
+    /// The card it names, if it names one.
+    pub fn card(self) -> Option<Card> {
+        match self {
+            CardIdentity::Card(c) => Some(c),
+            _ => None,
+        }
+    }
+
     /// The label: `AS`, `10H`, `back` or `unknown`.
     pub fn code(&self) -> String {
         match self {
@@ -408,10 +416,7 @@ pub fn combine(patches: &[&[f32]], min_confidence: f32) -> Verdict {
     let conflict = confident.iter().any(|&i| i != confident[0]);
     let identity =
         if conflict || confidence < min_confidence { CardIdentity::Unknown } else { CardIdentity::from_label(best) };
-    let reading = match CardIdentity::from_label(best) {
-        CardIdentity::Card(c) if !conflict => Some(c),
-        _ => None,
-    };
+    let reading = CardIdentity::from_label(best).card().filter(|_| !conflict);
     Verdict { identity, confidence, informative: informative.len(), conflict, face, reading }
 }
 

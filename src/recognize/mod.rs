@@ -128,14 +128,6 @@ pub enum Source {
     IndexOnly,
 }
 
-/// The card an identity names, if it names one.
-fn named(identity: CardIdentity) -> Option<Card> {
-    match identity {
-        CardIdentity::Card(c) => Some(c),
-        _ => None,
-    }
-}
-
 /// One card found in a frame.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DetectedCard {
@@ -980,7 +972,7 @@ fn index_reads(mut cards: Vec<DetectedCard>, mut reads: Vec<IndexRead>, min_conf
                 d.card = r.card;
                 d.confidence = r.confidence;
                 d.face_up = true;
-                d.reading = named(r.card);
+                d.reading = r.card.card();
             }
             Some(_) => {}
             None => loose.push(r),
@@ -1022,7 +1014,7 @@ fn index_reads(mut cards: Vec<DetectedCard>, mut reads: Vec<IndexRead>, min_conf
             quad,
             index_boxes,
             source: Source::IndexOnly,
-            reading: named(loose[a].card),
+            reading: loose[a].card.card(),
         });
     }
     cards
@@ -1117,7 +1109,7 @@ fn group_loose_corners(
             }
             None => (verdicts[a].identity, verdicts[a].confidence, box_quad(corners[a].bbox), vec![corners[a].bbox]),
         };
-        let reading = named(card);
+        let reading = card.card();
         out.push(DetectedCard {
             card,
             confidence,
@@ -1245,7 +1237,7 @@ mod tests {
             "unknown" => CardIdentity::Unknown,
             code => CardIdentity::Card(code.parse().unwrap()),
         };
-        let reading = named(identity);
+        let reading = identity.card();
         classify::Verdict { identity, confidence, informative: 2, conflict: false, face, reading }
     }
 
