@@ -207,6 +207,12 @@ pub fn start(
     let mut sink = JournalSink::new(&c.journal.dir, fsync_policy(c.journal.fsync), publisher)?;
     let mut tables = Vec::new();
     let mut hint_senders = BTreeMap::new();
+    // The classifier's designs, read once, for the tables that name their deck.
+    let designs = if c.tables.iter().any(|t| t.deck.is_some()) {
+        crate::classify::trained_designs(&c.recognizer.classifier).map_err(|e| PipelineError::stage("classifier", e))?
+    } else {
+        Vec::new()
+    };
     for (t, spec) in c.tables.iter().zip(&v.sources) {
         sink.open_table(&t.table_id)?;
         let geometry = Arc::new(Calibration::load(&t.calibration)?);
@@ -240,8 +246,7 @@ pub fn start(
         };
         let deck_enrolled = match &t.deck {
             Some(deck) => {
-                let enrolled = crate::classify::trained_on(&c.recognizer.classifier, deck)
-                    .map_err(|e| PipelineError::stage("classifier", e))?;
+                let enrolled = designs.iter().any(|d| d == deck);
                 if !enrolled {
                     eprintln!(
                         "tablecam run: table {}: the classifier {} was not trained on deck {deck:?}; only cards it names surely are confirmed (enrol the deck: docs/pipeline.md)",

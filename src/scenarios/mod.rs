@@ -201,9 +201,7 @@ fn trained_designs(path: &Path) -> Result<Vec<String>, PipelineError> {
     if !path.exists() {
         return Ok(Vec::new());
     }
-    let c = crate::classify::Classifier::load(path, &crate::onnx::SessionOptions::default())
-        .map_err(|e| PipelineError::stage("classifier", e))?;
-    Ok(c.designs().to_vec())
+    crate::classify::trained_designs(path).map_err(|e| PipelineError::stage("classifier", e))
 }
 
 /// The deck design a rendered session was dealt with (`session.json`).
