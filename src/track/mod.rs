@@ -1388,25 +1388,19 @@ impl Tracker {
                 t.moved_from.is_some_and(|(from, f)| from.dist(at) <= within && born_at <= f + STALE_TAKEOVER_FRAMES);
             t.id != new_id && t.arrived && !t.abandoned && t.zone == Some(zone) && (missing || moved)
         };
-        let k = self
-            .tracks
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| stale(t))
-            .min_by(|a, b| a.1.home.dist(at).total_cmp(&b.1.home.dist(at)).then(a.1.id.cmp(&b.1.id)))
-            .map(|(k, _)| k);
-        if let Some(k) = k {
+        // the stale card whose place is nearest (then the oldest track), among `tracks`
+        let nearest = |tracks: &mut dyn Iterator<Item = &Track>| {
+            tracks
+                .enumerate()
+                .filter(|(_, t)| stale(t))
+                .min_by(|(_, a), (_, b)| a.home.dist(at).total_cmp(&b.home.dist(at)).then(a.id.cmp(&b.id)))
+                .map(|(k, _)| k)
+        };
+        if let Some(k) = nearest(&mut self.tracks.iter()) {
             self.take_over(ti, k, zone, frame, out);
             return true;
         }
-        let j = self
-            .lost
-            .iter()
-            .enumerate()
-            .filter(|(_, (t, _))| stale(t))
-            .min_by(|a, b| a.1 .0.home.dist(at).total_cmp(&b.1 .0.home.dist(at)).then(a.1 .0.id.cmp(&b.1 .0.id)))
-            .map(|(j, _)| j);
-        let Some(j) = j else { return false };
+        let Some(j) = nearest(&mut self.lost.iter().map(|(t, _)| t)) else { return false };
         let (o, _) = self.lost.remove(j);
         self.adopt(ti, o, zone, frame, out);
         true
