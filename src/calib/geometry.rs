@@ -163,6 +163,34 @@ impl Polygon {
         Point::new(cx / (6.0 * a), cy / (6.0 * a))
     }
 
+    /// The unit direction of the polygon's long axis (from the second moments of its
+    /// vertices), or `None` when it is not clearly elongated (long / short side < `min_ratio`):
+    /// a hand zone drawn as a box runs along its row of cards.
+    pub fn long_axis(&self, min_ratio: f64) -> Option<(f64, f64)> {
+        let v = &self.0;
+        if v.len() < 3 {
+            return None;
+        }
+        let n = v.len() as f64;
+        let (mx, my) = (v.iter().map(|p| p.x).sum::<f64>() / n, v.iter().map(|p| p.y).sum::<f64>() / n);
+        let (mut sxx, mut syy, mut sxy) = (0.0, 0.0, 0.0);
+        for p in v {
+            let (dx, dy) = (p.x - mx, p.y - my);
+            sxx += dx * dx;
+            syy += dy * dy;
+            sxy += dx * dy;
+        }
+        // eigenvalues of the 2×2 covariance; a side's length goes as the square root of its one
+        let (half_tr, det) = ((sxx + syy) / 2.0, sxx * syy - sxy * sxy);
+        let disc = (half_tr * half_tr - det).max(0.0).sqrt();
+        let (big, small) = (half_tr + disc, (half_tr - disc).max(0.0));
+        if small <= 0.0 || (big / small).sqrt() < min_ratio {
+            return None;
+        }
+        let theta = 0.5 * (2.0 * sxy).atan2(sxx - syy);
+        Some((theta.cos(), theta.sin()))
+    }
+
     /// Whether `p` is inside (even-odd rule).
     pub fn contains(&self, p: Point) -> bool {
         let v = &self.0;
@@ -230,6 +258,16 @@ mod tests {
             assert!(p.dist(q) < 1e-9, "{p:?} -> {q:?}");
         }
         assert!(Homography([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 0.0, 1.0]]).inverse().is_none());
+    }
+
+    #[test]
+    fn a_box_zone_runs_along_its_long_side_and_a_square_or_circle_has_no_axis() {
+        let a = Polygon::rect(Point::new(40.0, -7.0), 190.0, 150.0, 0.6).long_axis(1.2).unwrap();
+        assert!((a.0 * 0.6f64.cos() + a.1 * 0.6f64.sin()).abs() > 0.9999, "{a:?}");
+        let tall = Polygon::rect(Point::new(0.0, 0.0), 100.0, 300.0, 0.0).long_axis(1.2).unwrap();
+        assert!(tall.1.abs() > 0.9999, "{tall:?}");
+        assert_eq!(Polygon::rect(Point::new(0.0, 0.0), 100.0, 110.0, 0.2).long_axis(1.2), None);
+        assert_eq!(Polygon::circle(Point::new(3.0, 4.0), 50.0, 24).long_axis(1.05), None);
     }
 
     #[test]

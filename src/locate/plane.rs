@@ -339,23 +339,50 @@ impl PlaneFinder {
         if close(long, ch) && close(short, cw) {
             pieces.push((centre, long, short, (ux, uy)));
         } else if close(short, ch) && long > cw * (1.0 + SIZE_TOLERANCE) && long < 7.0 * cw {
-            // Cards side by side or overlapping (a hand): the shape's long axis runs across
-            // the cards' width, and each card's edge shows as a step in lightness along that
-            // axis. Dealers lay a hand's cards at a regular spacing, so the hand is fitted as
-            // a comb of k cards rather than from the strongest steps alone: a back's printed
-            // frame or a court card's picture frame is a step as strong as a card's edge,
-            // but it does not repeat at the hand's spacing.
-            let profile = self.edge_profile(lab, centre, (ux, uy), long, short)?;
-            let lefts = fit_row(&profile, long, cw);
-            if self.debug_dir.is_some() {
-                // for tuning: each row's fit and the profile it came from
-                let p: Vec<i32> = profile.iter().map(|v| *v as i32).collect();
-                eprintln!("row at {centre:?} long {long:.0} cw {cw:.1}: {lefts:.0?}\n  {p:?}");
+            // Cards side by side or overlapping (a hand): the row runs across the cards' width,
+            // and each card's edge shows as a step in lightness along it. Dealers lay a hand's
+            // cards at a regular spacing, so the hand is fitted as a comb of k cards rather
+            // than from the strongest steps alone: a back's printed frame or a court card's
+            // picture frame is a step as strong as a card's edge, but it does not repeat at the
+            // hand's spacing.
+            //
+            // Two cards overlapping by about half a width make a nearly square shape, and the
+            // rectangle's longer side is then as likely the cards' height as the row. Where
+            // both sides could be the row, the hand zone's own box says which (the calibration
+            // draws it along the row, as the dealer lays the cards); in no such zone, each is
+            // fitted and the better comb wins.
+            let mut axes = vec![(long, short, (ux, uy))];
+            if close(long, ch) && short > cw * (1.0 + SIZE_TOLERANCE) {
+                let across = (long, short, (ux, uy));
+                let along = (short, long, (-uy, ux));
+                let zone_cos = |u: (f64, f64)| self.row_axis_hint(centre).map(|z| (z.0 * u.0 + z.1 * u.1).abs());
+                axes = match (zone_cos(across.2), zone_cos(along.2)) {
+                    (Some(a), Some(b)) if a >= ZONE_AXIS_COS && b < ZONE_AXIS_COS => vec![across],
+                    (Some(a), Some(b)) if b >= ZONE_AXIS_COS && a < ZONE_AXIS_COS => vec![along],
+                    _ => vec![across, along],
+                };
             }
-            let lo = -long / 2.0;
-            for l0 in lefts {
-                let t = lo + l0 + cw / 2.0;
-                pieces.push(((centre.0 + ux * t, centre.1 + uy * t), short, cw, (-uy, ux)));
+            // (score, left sides, row length, card height, row direction) of the best fit
+            type Fit = (f64, Vec<f64>, f64, f64, (f64, f64));
+            let mut best: Option<Fit> = None;
+            for (along, across, u) in axes {
+                let profile = self.edge_profile(lab, centre, u, along, across)?;
+                let (score, lefts) = fit_row(&profile, along, cw);
+                if self.debug_dir.is_some() {
+                    // for tuning: each row's fit and the profile it came from
+                    let p: Vec<i32> = profile.iter().map(|v| *v as i32).collect();
+                    eprintln!("row at {centre:?} long {along:.0} cw {cw:.1}: {lefts:.0?} score {score:.1}\n  {p:?}");
+                }
+                if best.as_ref().map_or(true, |b| score > b.0) {
+                    best = Some((score, lefts, along, across, u));
+                }
+            }
+            if let Some((_, lefts, along, across, (ux, uy))) = best {
+                let lo = -along / 2.0;
+                for l0 in lefts {
+                    let t = lo + l0 + cw / 2.0;
+                    pieces.push(((centre.0 + ux * t, centre.1 + uy * t), across, cw, (-uy, ux)));
+                }
             }
         } else if close(short, cw) {
             let k = (long / ch).round();
@@ -397,6 +424,20 @@ impl PlaneFinder {
     fn in_hand_zone(&self, c: (f64, f64)) -> bool {
         self.in_zone(self.plane_to_table(c.0, c.1), |k| {
             matches!(k, ZoneKind::Hand { .. } | ZoneKind::DealerHand | ZoneKind::Community)
+        })
+    }
+
+    /// The direction (plane pixels) along which the cards of the hand zone holding plane pixel
+    /// `c` are laid: the long axis of the zone's box, when it is clearly elongated.
+    fn row_axis_hint(&self, c: (f64, f64)) -> Option<(f64, f64)> {
+        let p = self.plane_to_table(c.0, c.1);
+        self.geometry.calibration.zones.iter().find_map(|z| {
+            let hand = matches!(z.kind, ZoneKind::Hand { .. } | ZoneKind::DealerHand | ZoneKind::Community);
+            if hand && z.polygon_mm.contains(p) {
+                z.polygon_mm.long_axis(1.2)
+            } else {
+                None
+            }
         })
     }
 
@@ -444,7 +485,7 @@ impl PlaneFinder {
 
     /// Lightness steps across a shape, one value per plane pixel along `u` from the shape's
     /// start: a card's edge runs across the whole shape, a pip or a court figure does not, so
-    /// each value is the 3rd smallest step of 9 samples spread across the shape.
+    /// each value is the step that 7 of 9 samples spread across the shape make.
     fn edge_profile(
         &self,
         lab: &Mat,
@@ -454,8 +495,7 @@ impl PlaneFinder {
         short: f64,
     ) -> Result<Vec<f64>, LocateError> {
         let v = (-u.1, u.0);
-        let n = long.floor() as i32;
-        let mut prof = vec![0.0f64; n.max(0) as usize];
+        let n = long.floor().max(0.0) as usize;
         let l_at = |x: f64, y: f64| -> Result<f64, LocateError> {
             let (xi, yi) = (x.round() as i32, y.round() as i32);
             if xi < 0 || yi < 0 || xi >= lab.cols() || yi >= lab.rows() {
@@ -463,18 +503,31 @@ impl PlaneFinder {
             }
             Ok(f64::from(lab.at_2d::<core::Vec3b>(yi, xi).map_err(cv("lab"))?[0]))
         };
-        for (i, p) in prof.iter_mut().enumerate() {
+        // per position: the step 7 of 9 samples make, of any sign and the same way
+        let (mut any_way, mut same_way) = (vec![0.0f64; n], vec![0.0f64; n]);
+        for i in 0..n {
             let t = i as f64 - long / 2.0;
             let mut steps = [0.0f64; 9];
             for (j, st) in steps.iter_mut().enumerate() {
                 let sv = (j as f64 / 8.0 - 0.5) * 0.7 * short;
                 let (x, y) = (c.0 + u.0 * t + v.0 * sv, c.1 + u.1 * t + v.1 * sv);
-                *st = (l_at(x + u.0, y + u.1)? - l_at(x - u.0, y - u.1)?).abs();
+                *st = l_at(x + u.0, y + u.1)? - l_at(x - u.0, y - u.1)?;
             }
+            let mut size = steps.map(f64::abs);
+            size.sort_by(f64::total_cmp);
+            any_way[i] = size[2];
             steps.sort_by(f64::total_cmp);
-            *p = steps[2];
+            same_way[i] = steps[2].max(-steps[6]).max(0.0);
         }
-        Ok(prof)
+        // A back printed with a fine pattern (a checker, a lattice) steps at nearly every
+        // position, its lines as straight across the shape as a card's edge: there only steps
+        // that go the same way all across count (a card's edge steps onto its border or into
+        // its shadow all along). Elsewhere any step does: a white edge on white stock is faint,
+        // and pips and indexes under it flip a few samples' sign.
+        let mut sorted = any_way.clone();
+        sorted.sort_by(f64::total_cmp);
+        let textured = sorted.get(n / 2).is_some_and(|m| *m >= MIN_EDGE_STEP);
+        Ok(if textured { same_way } else { any_way })
     }
 
     /// Share of white pixels in the card's interior (inset by 15 %, away from a back's border).
@@ -559,6 +612,9 @@ const RAIL_RUN_CARDS: f64 = 5.0;
 /// How far from the table's straight edge (mm) the rail is looked for.
 const RAIL_BAND_MM: f64 = 80.0;
 
+/// |cos| of the angle between a shape's side and a hand zone's long axis above which that side
+/// runs along the zone (within ~30°).
+const ZONE_AXIS_COS: f64 = 0.87;
 /// Smallest step (8-bit lightness) that counts as an edge in a row's profile.
 const MIN_EDGE_STEP: f64 = 6.0;
 /// How far (share of a card's width) a card's edge may sit from the regular spacing.
@@ -570,7 +626,8 @@ const ROW_BORDER: f64 = 0.3;
 const ROW_MIN_SPACING: f64 = 0.45;
 
 /// The left sides (plane pixels from the row's start) of the cards of a row `long` pixels long,
-/// cards `cw` wide, from its edge `profile` ([`PlaneFinder::edge_profile`]).
+/// cards `cw` wide, from its edge `profile` ([`PlaneFinder::edge_profile`]), with the fit's score
+/// (higher is better; rows fitted along different axes of one shape are compared by it).
 ///
 /// Every row of k cards at spacing d = (long − cw)/(k − 1) is tried, read either way (each later
 /// card on the previous one's right: the inner edges are left sides; or on its left: right
@@ -579,10 +636,10 @@ const ROW_MIN_SPACING: f64 = 0.45;
 /// it leaves unexplained. A card's border (a back's printed frame, a face's index column) is
 /// busy with steps for a quarter of a card after the edge it lies on top with, so steps there
 /// are explained by that edge; steps in the middle of a visible card are not.
-fn fit_row(profile: &[f64], long: f64, cw: f64) -> Vec<f64> {
+fn fit_row(profile: &[f64], long: f64, cw: f64) -> (f64, Vec<f64>) {
     let n = profile.len();
     if n < 3 {
-        return vec![0.0];
+        return (f64::NEG_INFINITY, vec![0.0]);
     }
     let peaks: Vec<(usize, f64)> = (1..n - 1)
         .filter(|&i| profile[i] >= profile[i - 1] && profile[i] >= profile[i + 1] && profile[i] > MIN_EDGE_STEP)
@@ -652,7 +709,7 @@ fn fit_row(profile: &[f64], long: f64, cw: f64) -> Vec<f64> {
             }
         }
     }
-    best.map(|(_, l)| l).unwrap_or_else(|| vec![0.0])
+    best.unwrap_or_else(|| (f64::NEG_INFINITY, vec![0.0]))
 }
 
 #[cfg(test)]
@@ -727,6 +784,41 @@ mod tests {
             // overlapped cards are measured from their visible edge: IoU ≥ 0.7 is the target
             assert!(iou >= 0.7, "IoU {iou:.2} for {quad:?}: best {best:?}");
             assert_eq!(best.face_up, *face_up, "{best:?}");
+        }
+    }
+
+    /// Two backs overlapping by half a width make a nearly square shape: the seat's hand zone
+    /// says which way its row runs (seen on Fortune hands at 1080p, cut crosswise into two
+    /// halves of both cards, which the tracker then counted as extra cards).
+    #[test]
+    fn two_cards_overlapping_by_half_are_cut_along_their_hand_zones_row() {
+        let g = geometry();
+        let (w, h) = (g.calibration.image_width as i32, g.calibration.image_height as i32);
+        for seat in [1u8, 2, 4] {
+            let zone = g.calibration.zones.iter().find(|z| z.kind == ZoneKind::Hand { seat }).unwrap();
+            let (ax, ay) = zone.polygon_mm.long_axis(1.2).unwrap();
+            let angle = ay.atan2(ax);
+            let centre = zone.polygon_mm.centroid();
+            let mut img =
+                Mat::new_rows_cols_with_default(h, w, core::CV_8UC3, Scalar::new(40.0, 110.0, 30.0, 0.0)).unwrap();
+            let at = |i: f64| Point::new(centre.x + i * 0.25 * 63.5 * ax, centre.y + i * 0.25 * 63.5 * ay);
+            // their shadow, cast along the cards' height, makes the shape as tall as it is wide
+            for i in [-1.0, 1.0] {
+                let c = at(i);
+                draw_card(&mut img, &g, Point::new(c.x - 12.0 * ay, c.y + 12.0 * ax), angle, [10.0, 30.0, 8.0]);
+            }
+            let mut truth = Vec::new();
+            for i in [-1.0, 1.0] {
+                let c = at(i);
+                // a back: dark red with a light printed frame inside its border
+                truth.push(draw_card_bordered(&mut img, &g, c, angle, [40.0, 40.0, 170.0], 200.0, 3));
+            }
+            let found = PlaneFinder::new(&g).unwrap().find(&img).unwrap();
+            assert_eq!(found.len(), 2, "seat {seat}: found {found:?}");
+            for quad in &truth {
+                let iou = found.iter().map(|f| polygon_iou(&f.quad, quad)).fold(0.0, f64::max);
+                assert!(iou >= 0.6, "seat {seat}: IoU {iou:.2} for {quad:?}: found {found:?}");
+            }
         }
     }
 
@@ -805,14 +897,14 @@ mod tests {
     fn a_row_of_backs_splits_at_the_card_edges_not_at_their_printed_borders() {
         // three cards 50 px wide, 31 px apart, each on the previous one's right
         let p = row_profile(&[0, 31, 62, 111], false, 112);
-        let lefts = fit_row(&p, 112.0, 50.0);
+        let (_, lefts) = fit_row(&p, 112.0, 50.0);
         assert_eq!(lefts.len(), 3, "{lefts:?}");
         for (got, want) in lefts.iter().zip([0.0, 31.0, 62.0]) {
             assert!((got - want).abs() <= 2.0, "{lefts:?}");
         }
         // the same hand dealt right to left: the visible inner edges are right sides
         let p = row_profile(&[0, 50, 81, 111], true, 112);
-        let lefts = fit_row(&p, 112.0, 50.0);
+        let (_, lefts) = fit_row(&p, 112.0, 50.0);
         assert_eq!(lefts.len(), 3, "{lefts:?}");
         for (got, want) in lefts.iter().zip([0.0, 31.0, 62.0]) {
             assert!((got - want).abs() <= 2.0, "{lefts:?}");
@@ -832,7 +924,7 @@ mod tests {
             p[e] = 10.0;
             p[e + 5] = 7.0;
         }
-        let lefts = fit_row(&p, long as f64, 55.0);
+        let (_, lefts) = fit_row(&p, long as f64, 55.0);
         assert_eq!(lefts.len(), 5, "{lefts:?}");
         for (got, want) in lefts.iter().zip([0.0, 31.0, 62.0, 93.0, 124.0]) {
             assert!((got - want).abs() <= 2.0, "{lefts:?}");
