@@ -1095,6 +1095,8 @@ impl Tracker {
     /// One frame's state on stderr (see `debug`).
     fn debug_dump(&self, frame: u64, points: &[(Point, CardObservation)], out: &[TrackEventKind]) {
         eprintln!("== frame {frame} phase {:?}: {} detections", self.phase, points.len());
+        let at: Vec<String> = points.iter().map(|(p, _)| format!("({:.0},{:.0})", p.x, p.y)).collect();
+        eprintln!("  at {}", at.join(" "));
         for t in &self.tracks {
             eprintln!(
                 "  #{} {:?}{} ({:.0},{:.0}) v{:.1} hits {} missed {} up {} zone {:?} cand {:?}/{} arrived {} id {:?}",
