@@ -246,7 +246,7 @@ impl PlaneFinder {
         let mut out = Vec::new();
         let mut shapes: Vec<Vec<Piece>> = Vec::new();
         for c in contours.iter() {
-            let pieces = self.shape_pieces(&lab, &c)?;
+            let pieces = self.shape_pieces(&lab, felt, &c)?;
             if pieces.is_empty() && imgproc::contour_area_def(&c).map_err(cv("area"))? > 1.5 * cw * ch {
                 // A card touching a chip stack, the table's rim or a shadow makes one shape that
                 // is no rectangle: cut it at its necks (narrower than half a card, then than
@@ -256,7 +256,7 @@ impl PlaneFinder {
                 let mut parts: Vec<(Vector<CvPoint>, bool)> =
                     self.cut_necks(&opened, &c, 0.5 * cw)?.into_iter().map(|p| (p, false)).collect();
                 while let Some((part, finest)) = parts.pop() {
-                    let pieces = self.shape_pieces(&lab, &part)?;
+                    let pieces = self.shape_pieces(&lab, felt, &part)?;
                     if pieces.len() == 1 || (!pieces.is_empty() && pieces.iter().all(|p| self.in_hand_zone(p.0))) {
                         shapes.push(pieces);
                     } else if pieces.is_empty()
@@ -313,7 +313,7 @@ impl PlaneFinder {
 
     /// The cards one not-felt shape is made of: one card, a row of overlapping cards (a hand) or
     /// cards end to end; none when the shape is no card-sized rectangle.
-    fn shape_pieces(&self, lab: &Mat, c: &Vector<CvPoint>) -> Result<Vec<Piece>, LocateError> {
+    fn shape_pieces(&self, lab: &Mat, felt: &Mat, c: &Vector<CvPoint>) -> Result<Vec<Piece>, LocateError> {
         let (cw, ch) = (self.card_mm[0] * self.scale, self.card_mm[1] * self.scale);
         let area = imgproc::contour_area_def(&c).map_err(cv("area"))?;
         if area < 0.5 * cw * ch {
@@ -367,11 +367,14 @@ impl PlaneFinder {
             let mut best: Option<Fit> = None;
             for (along, across, u) in axes {
                 let profile = self.edge_profile(lab, centre, u, along, across)?;
-                let (score, lefts) = fit_row(&profile, along, cw);
+                let gaps = self.felt_gaps(lab, felt, centre, u, along, across)?;
+                let (score, lefts) = fit_row_with_gaps(&profile, &gaps, cw);
                 if self.debug_dir.is_some() {
                     // for tuning: each row's fit and the profile it came from
                     let p: Vec<i32> = profile.iter().map(|v| *v as i32).collect();
-                    eprintln!("row at {centre:?} long {along:.0} cw {cw:.1}: {lefts:.0?} score {score:.1}\n  {p:?}");
+                    eprintln!(
+                        "row at {centre:?} long {along:.0} cw {cw:.1}: {lefts:.0?} score {score:.1} gaps {gaps:?}\n  {p:?}"
+                    );
                 }
                 if best.as_ref().map_or(true, |b| score > b.0) {
                     best = Some((score, lefts, along, across, u));
@@ -530,6 +533,94 @@ impl PlaneFinder {
         Ok(if textured { same_way } else { any_way })
     }
 
+    /// Where the felt shows through a row (plane pixels from its start, end exclusive): runs of
+    /// positions where 6 of 9 samples across the shape have the felt's own colour (the empty
+    /// table's, else the local felt's; its hue, and no lighter: a card's shadow on the felt is
+    /// felt too), and the felt shows across 3/4 of the shape's height there. A card taken out
+    /// of a spread hand leaves such a gap, which a shadow can bridge in the not-felt mask. Runs
+    /// at the row's ends, wider than half a card, or in a row that is felt-coloured over a
+    /// quarter of its length (a back printed in the felt's colour) are no gaps.
+    fn felt_gaps(
+        &self,
+        lab: &Mat,
+        felt: &Mat,
+        c: (f64, f64),
+        u: (f64, f64),
+        long: f64,
+        short: f64,
+    ) -> Result<Vec<(usize, usize)>, LocateError> {
+        let v = (-u.1, u.0);
+        let n = long.floor().max(0.0) as usize;
+        let (cols, rows) = (lab.cols(), lab.rows());
+        // whether the point `i` along the row and `sv` across it shows the felt's colour
+        let felt_at = |i: usize, sv: f64| -> Result<bool, LocateError> {
+            let t = i as f64 - long / 2.0;
+            let (xi, yi) = ((c.0 + u.0 * t + v.0 * sv).round() as i32, (c.1 + u.1 * t + v.1 * sv).round() as i32);
+            if xi < 0 || yi < 0 || xi >= cols || yi >= rows {
+                return Ok(false);
+            }
+            let px = lab.at_2d::<core::Vec3b>(yi, xi).map_err(cv("gaps"))?;
+            let fe = felt.at_2d::<core::Vec3b>(yi, xi).map_err(cv("gaps"))?;
+            let hue = (i32::from(px[1]) - i32::from(fe[1])).abs() + (i32::from(px[2]) - i32::from(fe[2])).abs();
+            Ok(hue <= GAP_HUE && i32::from(px[0]) <= i32::from(fe[0]) + GAP_LIGHTER)
+        };
+        // felt-coloured samples: 9 across the shape at each position along it
+        let mut sample = vec![[false; 9]; n];
+        for (i, row) in sample.iter_mut().enumerate() {
+            for (j, hit) in row.iter_mut().enumerate() {
+                *hit = felt_at(i, (j as f64 / 8.0 - 0.5) * 0.7 * short)?;
+            }
+        }
+        // A gap a few pixels wide runs a pixel or two off the shape's axis from one end to the
+        // other (the cards beside it lie a little askew): a sample counts within a pixel of it.
+        let is_felt: Vec<bool> = (0..n)
+            .map(|i| {
+                let near = |j: usize| (i.saturating_sub(1)..=(i + 1).min(n - 1)).any(|k| sample[k][j]);
+                (0..9).filter(|&j| near(j)).count() >= 6
+            })
+            .collect();
+        if is_felt.iter().filter(|f| **f).count() as f64 > 0.25 * n as f64 {
+            return Ok(Vec::new());
+        }
+        let cw = self.card_mm[0] * self.scale;
+        let mut gaps = Vec::new();
+        let mut i = 0;
+        while i < n {
+            if !is_felt[i] {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < n && is_felt[i] {
+                i += 1;
+            }
+            let inside = start as f64 >= GAP_MARGIN * cw && (i as f64) <= long - GAP_MARGIN * cw;
+            if !inside || ((i - start) as f64) > 0.5 * cw {
+                continue;
+            }
+            // The felt between two cards runs across the whole shape, but where a shadow joins
+            // them; a face's red pips on a red felt lie inside the card's white margin.
+            let (lo, hi) = (start.saturating_sub(1), i.min(n - 1));
+            let steps = short.floor().max(1.0) as usize;
+            let mut across = 0;
+            for k in 0..=steps {
+                let sv = k as f64 - short / 2.0;
+                let mut hit = false;
+                for at in lo..=hi {
+                    if felt_at(at, sv)? {
+                        hit = true;
+                        break;
+                    }
+                }
+                across += usize::from(hit);
+            }
+            if across as f64 >= GAP_ACROSS * (steps + 1) as f64 {
+                gaps.push((start, i));
+            }
+        }
+        Ok(gaps)
+    }
+
     /// Share of white pixels in the card's interior (inset by 15 %, away from a back's border).
     fn white_share(&self, white: &Mat, c: (f64, f64), l: f64, s: f64, u: (f64, f64)) -> Result<f64, LocateError> {
         let (mut n, mut wsum) = (0u32, 0u32);
@@ -615,6 +706,15 @@ const RAIL_BAND_MM: f64 = 80.0;
 /// |cos| of the angle between a shape's side and a hand zone's long axis above which that side
 /// runs along the zone (within ~30°).
 const ZONE_AXIS_COS: f64 = 0.87;
+/// Largest |Δa| + |Δb| (Lab, 8-bit) from the felt of a position where the felt shows through a row.
+const GAP_HUE: i32 = 24;
+/// …and how much lighter than the felt it may be.
+const GAP_LIGHTER: i32 = 8;
+/// Share of a gap's cross-section (the shape's whole height) the felt shows in.
+const GAP_ACROSS: f64 = 0.75;
+/// A gap lies at least this share of a card's width inside a row's ends.
+const GAP_MARGIN: f64 = 0.5;
+
 /// Smallest step (8-bit lightness) that counts as an edge in a row's profile.
 const MIN_EDGE_STEP: f64 = 6.0;
 /// How far (share of a card's width) a card's edge may sit from the regular spacing.
@@ -624,6 +724,35 @@ const ROW_BORDER: f64 = 0.3;
 /// Closest spacing of a row's cards, share of a card's width: dealers spread a hand so that
 /// every index shows, and a tighter comb fits any card's printed border.
 const ROW_MIN_SPACING: f64 = 0.45;
+
+/// [`fit_row`] for a row the felt shows through at `gaps` (see [`PlaneFinder::felt_gaps`]):
+/// each part between gaps is one card when it is about a card wide, else a row of its own
+/// (a spread hand with a card taken out is no longer regular). Scores add up.
+fn fit_row_with_gaps(profile: &[f64], gaps: &[(usize, usize)], cw: f64) -> (f64, Vec<f64>) {
+    if gaps.is_empty() {
+        return fit_row(profile, profile.len() as f64, cw);
+    }
+    let mut bounds = vec![0usize];
+    for &(a, b) in gaps {
+        bounds.push(a);
+        bounds.push(b);
+    }
+    bounds.push(profile.len());
+    let (mut score, mut lefts) = (0.0, Vec::new());
+    for part in bounds.chunks_exact(2) {
+        let (a, b) = (part[0], part[1]);
+        let len = (b - a) as f64;
+        if (len - cw).abs() <= SIZE_TOLERANCE * cw {
+            lefts.push(a as f64 + (len - cw) / 2.0);
+        } else if len > cw * (1.0 + SIZE_TOLERANCE) {
+            let (s, l) = fit_row(&profile[a..b], len, cw);
+            score += s;
+            lefts.extend(l.into_iter().map(|x| x + a as f64));
+        }
+        // a part narrower than a card is the rest of a card's border or its shadow
+    }
+    (score, lefts)
+}
 
 /// The left sides (plane pixels from the row's start) of the cards of a row `long` pixels long,
 /// cards `cw` wide, from its edge `profile` ([`PlaneFinder::edge_profile`]), with the fit's score
@@ -819,6 +948,47 @@ mod tests {
                 let iou = found.iter().map(|f| polygon_iou(&f.quad, quad)).fold(0.0, f64::max);
                 assert!(iou >= 0.6, "seat {seat}: IoU {iou:.2} for {quad:?}: found {found:?}");
             }
+        }
+    }
+
+    /// A card taken out of a spread hand leaves a gap the felt shows through; the hand's shadow
+    /// joins the two parts into one shape, which a regular comb read as the five cards that lay
+    /// there before (seen on a stud `card_removed` session: the removal went unseen).
+    #[test]
+    fn a_hand_with_a_card_taken_out_is_cut_at_the_gap() {
+        let g = geometry();
+        let (w, h) = (g.calibration.image_width as i32, g.calibration.image_height as i32);
+        let zone = g.calibration.zones.iter().find(|z| z.kind == ZoneKind::Hand { seat: 3 }).unwrap();
+        let (ax, ay) = zone.polygon_mm.long_axis(1.2).unwrap();
+        let angle = ay.atan2(ax);
+        let centre = zone.polygon_mm.centroid();
+        let at = |i: f64, down: f64| {
+            let t = (i - 2.0) * 0.6 * 63.5;
+            Point::new(centre.x + t * ax - down * ay, centre.y + t * ay + down * ax)
+        };
+        let mut img =
+            Mat::new_rows_cols_with_default(h, w, core::CV_8UC3, Scalar::new(120.0, 60.0, 20.0, 0.0)).unwrap();
+        // the hand's shadow along its lower edge, across the gap as well
+        let shadow = Polygon::rect(at(2.0, 49.0), 4.0 * 0.6 * 63.5 + 63.5, 10.0, angle);
+        let pts: Vector<CvPoint> = shadow
+            .0
+            .iter()
+            .map(|&p| g.table_to_image(p).unwrap())
+            .map(|p| CvPoint::new(p.x.round() as i32, p.y.round() as i32))
+            .collect();
+        imgproc::fill_convex_poly_def(&mut img, &pts, Scalar::new(60.0, 30.0, 10.0, 0.0)).unwrap();
+        let mut truth = Vec::new();
+        for i in [0.0, 2.0, 3.0, 4.0] {
+            truth.push(draw_card_bordered(&mut img, &g, at(i, 0.0), angle, [40.0, 40.0, 170.0], 250.0, 3));
+        }
+        let mut finder = PlaneFinder::new(&g).unwrap();
+        let empty = Mat::new_rows_cols_with_default(h, w, core::CV_8UC3, Scalar::new(120.0, 60.0, 20.0, 0.0)).unwrap();
+        finder.set_reference(&empty).unwrap();
+        let found = finder.find(&img).unwrap();
+        assert_eq!(found.len(), 4, "found {found:?}");
+        for quad in &truth {
+            let iou = found.iter().map(|f| polygon_iou(&f.quad, quad)).fold(0.0, f64::max);
+            assert!(iou >= 0.6, "IoU {iou:.2} for {quad:?}: found {found:?}");
         }
     }
 
