@@ -916,6 +916,22 @@ mod tests {
         }
     }
 
+    /// A seat's hand zone: its row direction (unit), that direction's angle and its centre (mm).
+    fn seat_row(g: &TableGeometry, seat: u8) -> ((f64, f64), f64, Point) {
+        let zone = g.calibration.zones.iter().find(|z| z.kind == ZoneKind::Hand { seat }).unwrap();
+        let (ax, ay) = zone.polygon_mm.long_axis(1.2).unwrap();
+        ((ax, ay), ay.atan2(ax), zone.polygon_mm.centroid())
+    }
+
+    /// Asserts that exactly the `truth` cards were found, each with IoU ≥ 0.6 (`what` names the case).
+    fn assert_found(found: &[PlaneCard], truth: &[[Point; 4]], what: &str) {
+        assert_eq!(found.len(), truth.len(), "{what}: found {found:?}");
+        for quad in truth {
+            let iou = found.iter().map(|f| polygon_iou(&f.quad, quad)).fold(0.0, f64::max);
+            assert!(iou >= 0.6, "{what}: IoU {iou:.2} for {quad:?}: found {found:?}");
+        }
+    }
+
     /// Two backs overlapping by half a width make a nearly square shape: the seat's hand zone
     /// says which way its row runs (seen on Fortune hands at 1080p, cut crosswise into two
     /// halves of both cards, which the tracker then counted as extra cards).
@@ -924,10 +940,7 @@ mod tests {
         let g = geometry();
         let (w, h) = (g.calibration.image_width as i32, g.calibration.image_height as i32);
         for seat in [1u8, 2, 4] {
-            let zone = g.calibration.zones.iter().find(|z| z.kind == ZoneKind::Hand { seat }).unwrap();
-            let (ax, ay) = zone.polygon_mm.long_axis(1.2).unwrap();
-            let angle = ay.atan2(ax);
-            let centre = zone.polygon_mm.centroid();
+            let ((ax, ay), angle, centre) = seat_row(&g, seat);
             let mut img =
                 Mat::new_rows_cols_with_default(h, w, core::CV_8UC3, Scalar::new(40.0, 110.0, 30.0, 0.0)).unwrap();
             let at = |i: f64| Point::new(centre.x + i * 0.25 * 63.5 * ax, centre.y + i * 0.25 * 63.5 * ay);
@@ -943,11 +956,7 @@ mod tests {
                 truth.push(draw_card_bordered(&mut img, &g, c, angle, [40.0, 40.0, 170.0], 200.0, 3));
             }
             let found = PlaneFinder::new(&g).unwrap().find(&img).unwrap();
-            assert_eq!(found.len(), 2, "seat {seat}: found {found:?}");
-            for quad in &truth {
-                let iou = found.iter().map(|f| polygon_iou(&f.quad, quad)).fold(0.0, f64::max);
-                assert!(iou >= 0.6, "seat {seat}: IoU {iou:.2} for {quad:?}: found {found:?}");
-            }
+            assert_found(&found, &truth, &format!("seat {seat}"));
         }
     }
 
@@ -958,10 +967,7 @@ mod tests {
     fn a_hand_with_a_card_taken_out_is_cut_at_the_gap() {
         let g = geometry();
         let (w, h) = (g.calibration.image_width as i32, g.calibration.image_height as i32);
-        let zone = g.calibration.zones.iter().find(|z| z.kind == ZoneKind::Hand { seat: 3 }).unwrap();
-        let (ax, ay) = zone.polygon_mm.long_axis(1.2).unwrap();
-        let angle = ay.atan2(ax);
-        let centre = zone.polygon_mm.centroid();
+        let ((ax, ay), angle, centre) = seat_row(&g, 3);
         let at = |i: f64, down: f64| {
             let t = (i - 2.0) * 0.6 * 63.5;
             Point::new(centre.x + t * ax - down * ay, centre.y + t * ay + down * ax)
@@ -985,11 +991,7 @@ mod tests {
         let empty = Mat::new_rows_cols_with_default(h, w, core::CV_8UC3, Scalar::new(120.0, 60.0, 20.0, 0.0)).unwrap();
         finder.set_reference(&empty).unwrap();
         let found = finder.find(&img).unwrap();
-        assert_eq!(found.len(), 4, "found {found:?}");
-        for quad in &truth {
-            let iou = found.iter().map(|f| polygon_iou(&f.quad, quad)).fold(0.0, f64::max);
-            assert!(iou >= 0.6, "IoU {iou:.2} for {quad:?}: found {found:?}");
-        }
+        assert_found(&found, &truth, "a hand with its second card taken out");
     }
 
     #[test]
