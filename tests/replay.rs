@@ -142,11 +142,15 @@ fn replay_of_a_live_runs_recording_with_backend_hints_is_byte_identical_to_its_j
     let replay_stream = replayed.deterministic_stream("T1");
     if live_stream != replay_stream {
         let first = live_stream.lines().zip(replay_stream.lines()).position(|(a, b)| a != b);
+        // the two lines themselves: a difference seen once under load must be diagnosable
+        let line = |s: &str| first.and_then(|i| s.lines().nth(i)).unwrap_or("").to_string();
         panic!(
-            "replay differs from the live run: {} vs {} lines, first difference at line {:?}",
+            "replay differs from the live run: {} vs {} lines, first difference at line {:?}:\n  live:   {}\n  replay: {}",
             live_stream.lines().count(),
             replay_stream.lines().count(),
-            first
+            first,
+            line(&live_stream),
+            line(&replay_stream)
         );
     }
 
