@@ -292,7 +292,7 @@ impl PlaneFinder {
                 // rack's columns and the dealer's fixtures, not cards: a card passes there only
                 // in flight, and the tracker follows it across a few missed frames.
                 let at = self.plane_to_table(c.0, c.1);
-                if !ok || (at.y < RAIL_BAND_MM && !self.in_zone(at, |_| true)) {
+                if !ok || (at.y < RAIL_BAND_MM && !self.in_zone(at)) {
                     continue;
                 }
                 let white_share = self.white_share(&white, c, l, s, (ux, uy))?;
@@ -355,7 +355,8 @@ impl PlaneFinder {
             if close(long, ch) && short > cw * (1.0 + SIZE_TOLERANCE) {
                 let across = (long, short, (ux, uy));
                 let along = (short, long, (-uy, ux));
-                let zone_cos = |u: (f64, f64)| self.row_axis_hint(centre).map(|z| (z.0 * u.0 + z.1 * u.1).abs());
+                let hint = self.row_axis_hint(centre);
+                let zone_cos = |u: (f64, f64)| hint.map(|z| (z.0 * u.0 + z.1 * u.1).abs());
                 axes = match (zone_cos(across.2), zone_cos(along.2)) {
                     (Some(a), Some(b)) if a >= ZONE_AXIS_COS && b < ZONE_AXIS_COS => vec![across],
                     (Some(a), Some(b)) if b >= ZONE_AXIS_COS && a < ZONE_AXIS_COS => vec![along],
@@ -422,31 +423,30 @@ impl PlaneFinder {
         Ok(())
     }
 
-    /// Whether plane pixel `c` lies in a zone where cards are laid out in rows (a seat's hand,
-    /// the dealer's hand, the community cards).
-    fn in_hand_zone(&self, c: (f64, f64)) -> bool {
-        self.in_zone(self.plane_to_table(c.0, c.1), |k| {
-            matches!(k, ZoneKind::Hand { .. } | ZoneKind::DealerHand | ZoneKind::Community)
+    /// The zones holding plane pixel `c` where cards are laid out in rows (a seat's hand, the
+    /// dealer's hand, the community cards).
+    fn hand_zones_at(&self, c: (f64, f64)) -> impl Iterator<Item = &crate::calib::Zone> + '_ {
+        let p = self.plane_to_table(c.0, c.1);
+        self.geometry.calibration.zones.iter().filter(move |z| {
+            matches!(z.kind, ZoneKind::Hand { .. } | ZoneKind::DealerHand | ZoneKind::Community)
+                && z.polygon_mm.contains(p)
         })
+    }
+
+    /// Whether plane pixel `c` lies in a zone where cards are laid out in rows.
+    fn in_hand_zone(&self, c: (f64, f64)) -> bool {
+        self.hand_zones_at(c).next().is_some()
     }
 
     /// The direction (plane pixels) along which the cards of the hand zone holding plane pixel
     /// `c` are laid: the long axis of the zone's box, when it is clearly elongated.
     fn row_axis_hint(&self, c: (f64, f64)) -> Option<(f64, f64)> {
-        let p = self.plane_to_table(c.0, c.1);
-        self.geometry.calibration.zones.iter().find_map(|z| {
-            let hand = matches!(z.kind, ZoneKind::Hand { .. } | ZoneKind::DealerHand | ZoneKind::Community);
-            if hand && z.polygon_mm.contains(p) {
-                z.polygon_mm.long_axis(1.2)
-            } else {
-                None
-            }
-        })
+        self.hand_zones_at(c).find_map(|z| z.polygon_mm.long_axis(1.2))
     }
 
-    /// Whether table point `p` lies in a zone of a kind `kind` accepts.
-    fn in_zone(&self, p: Point, kind: impl Fn(&ZoneKind) -> bool) -> bool {
-        self.geometry.calibration.zones.iter().any(|z| kind(&z.kind) && z.polygon_mm.contains(p))
+    /// Whether table point `p` lies in any zone.
+    fn in_zone(&self, p: Point) -> bool {
+        self.geometry.calibration.zones.iter().any(|z| z.polygon_mm.contains(p))
     }
 
     /// The parts of shape `c` of `mask` once necks narrower than `neck` plane pixels are opened.
