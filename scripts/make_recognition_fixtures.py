@@ -12,6 +12,7 @@ independently of, the trained models:
     classifier_tiny  input  "patch" float32 [N, 3, 40, 40]
                      output "probs" float32 [N, 54] = softmax(...)
     classifier_corner_tiny  input "patch" float32 [N, 3, 48, 32] (v2, card-corner patches)
+    classifier_face_tiny    input "patch" float32 [N, 3, 64, 40] (v2, whole-card patches)
 
 The weights come from a fixed numpy seed, so the files are reproducible. Their outputs mean
 nothing; the geometry biases only keep the decoded sizes in a plausible range (cards ~72 x 50 px,
@@ -42,6 +43,7 @@ PATCH = 40
 # v2: upright card-corner patches (models/training/nets.py CORNER_*; src/classify)
 CORNER_H, CORNER_W = 48, 32
 CORNER_U, CORNER_V = 0.32, 0.46
+FACE_H, FACE_W = 64, 40  # the whole card (tablecam.corner 1,1)
 name_v1 = "classifier_tiny"
 
 
@@ -143,12 +145,18 @@ def locator(rng):
     save(model, props, "locator_tiny.onnx")
 
 
-def classifier(rng, corner=False):
+def classifier(rng, corner=False, face=False):
     """v1 (index-box patches 40 x 40) or, with `corner`, v2 (upright card-corner patches 48 x 32,
-    src/classify cut_corner_patch)."""
+    src/classify cut_corner_patch), or with `face` v2's whole-card cut (64 x 40, region 1,1)."""
     from onnx import TensorProto, helper
 
-    shape, pool, name = ([CORNER_H, CORNER_W], 16, "classifier_corner_tiny") if corner else ([PATCH, PATCH], 20, name_v1)
+    corner = corner or face
+    if face:
+        shape, pool, name = [FACE_H, FACE_W], 8, "classifier_face_tiny"
+    elif corner:
+        shape, pool, name = [CORNER_H, CORNER_W], 16, "classifier_corner_tiny"
+    else:
+        shape, pool, name = [PATCH, PATCH], 20, name_v1
     features = 3 * (shape[0] // pool) * (shape[1] // pool)
     # 20x20 average pooling leaves 3 x 2 x 2 = 12 features; large weights make the softmax
     # peaky, so that some patches pass the fixture's min_confidence and some do not.
@@ -178,14 +186,14 @@ def classifier(rng, corner=False):
     props = {
         "tablecam.kind": "classifier",
         "tablecam.version": "2" if corner else "1",
-        "tablecam.patch": f"{CORNER_H}x{CORNER_W}" if corner else str(PATCH),
+        "tablecam.patch": f"{shape[0]}x{shape[1]}" if corner else str(PATCH),
         "tablecam.labels": ",".join(LABELS),
         "tablecam.min_confidence": "0.5",
         "tablecam.fixture": name,
     }
     if corner:
         props["tablecam.patch_kind"] = "card_corner"
-        props["tablecam.corner"] = f"{CORNER_U},{CORNER_V}"
+        props["tablecam.corner"] = "1,1" if face else f"{CORNER_U},{CORNER_V}"
     save(model, props, name + ".onnx")
 
 
@@ -198,3 +206,4 @@ if __name__ == "__main__":
     locator(rng)
     classifier(rng)
     classifier(rng, corner=True)
+    classifier(rng, face=True)

@@ -3,8 +3,8 @@
 #   1. a Python venv with models/training/requirements.txt (PyPI wheels) in .native/train-venv
 #   2. the simulator's detection dataset (datasets/generated/detect), if missing
 #   3. the locator, then the card-corner classifier (patches synthesised from the deck artwork,
-#      models/training/corners.py, and index patches of the real photos' train half); both
-#      exported to models/*.onnx with their checks.
+#      models/training/corners.py, and index patches of the real photos' train half), then the
+#      whole-card classifier (corners.py --face); all exported to models/*.onnx with their checks.
 # Seeds are fixed; the real photos are read from ../shared/real-cards (train half only,
 # see models/training/real_split.json). Override steps with LOCATOR_STEPS / CLASSIFIER_STEPS.
 set -euo pipefail
@@ -83,4 +83,22 @@ fi
 "$VENV/bin/python" models/training/train_corner.py --train "$TRAIN" "${EXTRA[@]}" \
   --val "$T/corners-val.npz" --test "$T/corners-test.npz" --steps "${CLASSIFIER_STEPS:-5000}" --seed 1 \
   --faces "$F"
-sha256sum models/locator.onnx models/classifier.onnx
+# The whole-card classifier (models/face_classifier.onnx, docs/recognition.md "Whole-card
+# classifier"): the card's whole face upright, so that pips count a number card's rank where its
+# index prints a few pixels high. Its convolutions start from the corner classifier's just trained.
+# SKIP_FACE=1 leaves it out (the committed one stays).
+if [ -z "${SKIP_FACE:-}" ]; then
+  echo "== whole-card classifier"
+  for split in val:2:24000 test:3:12000 train:1:${FACE_PATCHES:-90000}; do
+    IFS=: read -r name seed n <<<"$split"
+    if [ ! -s "$T/face-$name.npz" ]; then
+      "$VENV/bin/python" models/training/corners.py --face --long-side 45,240 --faces "$F" --split "$name" \
+        --seed "$seed" --n "$n" --out "$T/face-$name.npz"
+    fi
+  done
+  "$VENV/bin/python" models/training/train_corner.py --face --train "$T/face-train.npz" \
+    --val "$T/face-val.npz" --test "$T/face-test.npz" --steps "${FACE_STEPS:-3000}" --seed 1 \
+    --init-convs "$T/corner-classifier.pkl" --ckpt "$T/face-classifier.pkl" \
+    --out models/face_classifier.onnx --faces "$F"
+fi
+sha256sum models/locator.onnx models/classifier.onnx models/face_classifier.onnx

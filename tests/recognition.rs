@@ -110,7 +110,7 @@ fn fixture_models_load_and_run_end_to_end() {
 
     // v2: upright card-corner patches [N, 3, 48, 32]
     let mut corner = Classifier::load(root().join("models/fixtures/classifier_corner_tiny.onnx"), &opts).unwrap();
-    assert_eq!(corner.patch_kind(), PatchKind::CardCorner);
+    assert_eq!(corner.patch_kind(), PatchKind::CardCorner(tablecam::classify::CornerCut::INDEX));
     assert_eq!(
         corner.classify(ndarray::Array4::<f32>::from_elem((2, 3, 48, 32), 0.3).view()).unwrap().shape(),
         &[2, 54]
@@ -166,6 +166,45 @@ fn fixture_models_load_and_run_end_to_end() {
     // Grey frames are refused with the type, not a panic.
     let grey = Mat::new_rows_cols_with_default(64, 64, opencv::core::CV_8UC1, opencv::core::Scalar::all(0.0)).unwrap();
     assert!(recognizer.recognize(&grey, None).is_err());
+}
+
+/// A whole-card classifier (`RecognizerOptions::face_classifier`) is read with the index corners:
+/// two more patches per located card, its views combined into each card's verdict; a model with
+/// another cut is refused as one, naming the file.
+#[test]
+fn a_whole_card_classifier_adds_its_views_to_each_cards_verdict() {
+    use tablecam::classify::CornerCut;
+    let face_fixture = root().join("models/fixtures/classifier_face_tiny.onnx");
+    let corner_fixture = root().join("models/fixtures/classifier_corner_tiny.onnx");
+    let face = Classifier::load(&face_fixture, &SessionOptions::default()).unwrap();
+    assert_eq!(face.patch_kind(), PatchKind::CardCorner(CornerCut::FACE));
+    assert_eq!(face.patch_kind().shape(), (64, 40));
+
+    let (frame, geometry, truth) = table_frame(3);
+    let options = |face: Option<&Path>| tablecam::recognize::RecognizerOptions {
+        min_index_px: 8.0,
+        face_classifier: face.map(Path::to_path_buf),
+        ..Default::default()
+    };
+    let mut corners_only = Recognizer::with_options(locator_fixture(), &corner_fixture, options(None)).unwrap();
+    let mut with_face =
+        Recognizer::with_options(locator_fixture(), &corner_fixture, options(Some(&face_fixture))).unwrap();
+    let (a, ta) = corners_only.recognize_timed(&frame, Some(&geometry)).unwrap();
+    let (b, tb) = with_face.recognize_timed(&frame, Some(&geometry)).unwrap();
+    assert_eq!(a.len(), b.len(), "the same cards are located");
+    assert_eq!(tb.patches, 2 * ta.patches, "two whole-card views per card read: {ta:?} {tb:?}");
+
+    // known quads: each verdict combines up to four views, and the face views change them
+    let quads: Vec<_> = truth.iter().map(|(q, _)| *q).collect();
+    let va = corners_only.identify_quads(&frame, &quads).unwrap();
+    let vb = with_face.identify_quads(&frame, &quads).unwrap();
+    assert!(va.iter().all(|v| v.informative <= 2) && vb.iter().all(|v| v.informative <= 4));
+    assert!(va.iter().zip(&vb).any(|(x, y)| y.informative > x.informative), "{va:?}\n{vb:?}");
+
+    // the index-corner fixture is no whole-card classifier
+    let e = Recognizer::with_options(locator_fixture(), &corner_fixture, options(Some(&corner_fixture))).unwrap_err();
+    let e = e.to_string();
+    assert!(e.contains("classifier_corner_tiny.onnx") && e.contains("not a whole-card classifier"), "{e}");
 }
 
 #[test]
@@ -364,6 +403,11 @@ fn committed_models_meet_their_contracts() {
     for row in probs.rows() {
         assert!((row.sum() - 1.0).abs() < 1e-4);
     }
+    let mut face = Classifier::load(root().join(tablecam::classify::DEFAULT_FACE_PATH), &opts).unwrap();
+    assert_eq!(face.patch_kind(), PatchKind::CardCorner(tablecam::classify::CornerCut::FACE));
+    assert_eq!(face.designs(), classifier.designs(), "both classifiers are trained on the same decks");
+    let probs = face.classify(ndarray::Array4::<f32>::from_elem((2, 3, 64, 40), 0.7).view()).unwrap();
+    assert_eq!(probs.shape(), &[2, 54]);
 }
 
 /// A simulator photo (1280 × 960, normal light, green cloth) through `pose` of face-up cards

@@ -140,7 +140,8 @@ def one_patch(rng, faces, kind):
     Hc = P @ A  # face px → camera px (up to a shift, fixed below)
     card = np.array([[0, 0], [fw, 0], [fw, fh], [0, fh]], float)
     # the region the canvas must show: the corner and its surroundings
-    roi = apply(Hc, np.array([[-0.25 * fw, -0.2 * fh], [0.75 * fw, -0.2 * fh], [0.75 * fw, 0.7 * fh], [-0.25 * fw, 0.7 * fh]]))
+    lo_u, lo_v, hi_u, hi_v = (-0.3, -0.2, 1.3, 1.2) if FACE else (-0.25, -0.2, 0.75, 0.7)
+    roi = apply(Hc, np.array([[lo_u * fw, lo_v * fh], [hi_u * fw, lo_v * fh], [hi_u * fw, hi_v * fh], [lo_u * fw, hi_v * fh]]))
     lo = np.floor(roi.min(0))
     Hc = np.array([[1, 0, -lo[0]], [0, 1, -lo[1]], [0, 0, 1]]) @ Hc
     Hc /= Hc[2, 2]
@@ -168,13 +169,25 @@ def one_patch(rng, faces, kind):
     gu, gv = np.meshgrid(np.linspace(ir[0], ir[2], 5), np.linspace(ir[1], ir[3], 8))
     grid = apply(K @ Hc, np.c_[gu.ravel() * fw, gv.ravel() * fh])
     hidden = np.zeros(len(grid), bool)
-    # a card dealt on top of this one, from the right or below: covers part of the corner
-    if rng.random() < 0.2:
+    # the other index (bottom right, turned) and the whole face, for whole-card patches
+    gu2, gv2 = 1 - gu, 1 - gv
+    grid2 = apply(K @ Hc, np.c_[gu2.ravel() * fw, gv2.ravel() * fh])
+    hidden2 = np.zeros(len(grid2), bool)
+    fu_, fv_ = np.meshgrid(np.linspace(0.05, 0.95, 7), np.linspace(0.05, 0.95, 10))
+    grid_face = apply(K @ Hc, np.c_[fu_.ravel() * fw, fv_.ravel() * fh])
+    hidden_face = np.zeros(len(grid_face), bool)
+    # a card dealt on top of this one, from the right or below: covers part of the corner (of a
+    # whole-card patch: from any side, as the next card of a hand covers the one before)
+    if rng.random() < (0.5 if FACE else 0.2):
         code = CODES[rng.integers(52)] if rng.random() < 0.8 else "back"
         nb = faces.face(design, code)
         if rng.random() < 0.5:
             nb = nb.rotate(180)
-        if rng.random() < 0.5:
+        if FACE and rng.random() < 0.7:
+            ox, oy = rng.choice([-1, 1]) * rng.uniform(0.15, 0.8), rng.uniform(-0.12, 0.12)
+        elif FACE:
+            ox, oy = rng.uniform(-0.12, 0.12), rng.choice([-1, 1]) * rng.uniform(0.1, 0.8)
+        elif rng.random() < 0.5:
             ox, oy = rng.uniform(0.05, 0.5), rng.uniform(-0.1, 0.1)
         else:
             ox, oy = rng.uniform(-0.1, 0.1), rng.uniform(0.08, 0.5)
@@ -182,11 +195,13 @@ def one_patch(rng, faces, kind):
         others.append((Hn, code))
         warp_into(canvas, nb, Hn)
         hidden |= inside(apply(Hn, card), grid)
+        hidden2 |= inside(apply(Hn, card), grid2)
+        hidden_face |= inside(apply(Hn, card), grid_face)
     d = ImageDraw.Draw(canvas)
     finger = None
     # a finger or a chip over the corner
     if rng.random() < 0.12:
-        cu, cv = rng.uniform(ir[0], ir[2]), rng.uniform(ir[1], ir[3])
+        cu, cv = (rng.uniform(0, 1), rng.uniform(0, 1)) if FACE else (rng.uniform(ir[0], ir[2]), rng.uniform(ir[1], ir[3]))
         r = rng.uniform(0.05, 0.25) * fw
         ctr = apply(K @ Hc, np.array([[cu * fw, cv * fh]]))[0]
         rr = r * s * ss
@@ -195,6 +210,8 @@ def one_patch(rng, faces, kind):
         d.ellipse([ctr[0] - rr, ctr[1] - rr, ctr[0] + rr, ctr[1] + rr], fill=col)
         finger = lambda pts: np.hypot(pts[:, 0] - ctr[0], pts[:, 1] - ctr[1]) < rr  # noqa: E731
         hidden |= finger(grid)
+        hidden2 |= finger(grid2)
+        hidden_face |= finger(grid_face)
     # camera: area sampling to the true resolution, optics, lighting, noise, JPEG
     img = canvas.convert("RGB")
     if ss > 1:
@@ -229,7 +246,13 @@ def one_patch(rng, faces, kind):
     du, dv = rng.normal(0, 0.03 * j), rng.normal(0, 0.025 * j)
     sc = math.exp(rng.normal(0, 0.04 * j))
     rot = math.radians(rng.normal(0, 2.5 * j))
-    if kind == "misplaced":  # the crop lands elsewhere on a card (pips, court art, an edge)
+    if kind == "misplaced" and FACE:  # a whole-card crop half off its card
+        while True:
+            du, dv = rng.uniform(-0.8, 0.8), rng.uniform(-0.7, 0.7)
+            if abs(du) > 0.35 or abs(dv) > 0.3:
+                break
+        label = UNKNOWN
+    elif kind == "misplaced":  # the crop lands elsewhere on a card (pips, court art, an edge)
         while True:
             du, dv = rng.uniform(-0.3, 0.75), rng.uniform(-0.25, 0.65)
             if abs(du) > 0.22 or abs(dv) > 0.2:
@@ -248,6 +271,16 @@ def one_patch(rng, faces, kind):
     h = hidden.reshape(8, 5)
     if not VISIBLE_LABELS:  # v6's labels: an index cut by the crop is still the card
         out[:] = False
+    if FACE:
+        # A whole card is readable by either index, or by its face when most of it shows (pips
+        # count the rank); a face covered past that with both indexes hidden is `unknown`.
+        h2 = (hidden2 | outside_patch(into_patch, grid2 / ss)).reshape(8, 5)
+        idx_ok = lambda m: m[:4].mean() <= 0.25 and m[4:].mean() <= 0.25  # noqa: E731
+        shown = 1 - (hidden_face | outside_patch(into_patch, grid_face / ss)).mean()
+        if label != BACK and label != UNKNOWN and not (idx_ok(h | out) or idx_ok(h2) or shown >= 0.6):
+            label = UNKNOWN
+        out[:] = False
+        h[:] = False
     # the measured index box has a margin around the glyphs: a crop may cut more of it
     if label != BACK and (h[:4].mean() > 0.25 or h[4:].mean() > 0.25
                           or (h | out)[:4].mean() > 0.4 or (h | out)[4:].mean() > 0.4):
@@ -258,7 +291,7 @@ def one_patch(rng, faces, kind):
     # almost on top, a neighbour under a misplaced crop): the patch shows that card's index, as
     # clean as any; labelled `unknown` (or `back`) it taught the network that a clean index may
     # be no card at all, which capped its confidence everywhere. It is that card.
-    if VISIBLE_LABELS and kind != "surface" and label in (UNKNOWN, BACK):
+    if VISIBLE_LABELS and not FACE and kind != "surface" and label in (UNKNOWN, BACK):
         main_quad = apply(K @ Hc, card)
         face_grid = np.c_[gu.ravel() * fw, gv.ravel() * fh]
         shown = []
@@ -292,6 +325,8 @@ FONT_STYLES_PER_CHUNK = 40
 VISIBLE_LABELS = False
 # --long-side: the range of the card's long side in camera pixels (log-uniform)
 LONG_SIDE = (40.0, 320.0)
+# --face: whole-card patches (region 1 × 1 of the card's frame) instead of index corners
+FACE = False
 
 
 def _work(args):
@@ -332,8 +367,15 @@ def main():
     ap.add_argument("--long-side", default="40,320",
                     help="range of the card's long side in camera pixels, log-uniform (default 40,320; "
                          "a 1080p camera over a whole table sees cards 55-75 px long)")
+    ap.add_argument("--face", action="store_true",
+                    help=f"whole-card patches: the card's whole frame upright, {nets.FACE_H}x{nets.FACE_W} "
+                         "pixels, covered from any side by a hand's next card; labelled the card while "
+                         "an index or 60 %% of the face shows")
     args = ap.parse_args()
-    global VISIBLE_LABELS, LONG_SIDE
+    global VISIBLE_LABELS, LONG_SIDE, FACE, CORNER_U, CORNER_V, PH, PW
+    if args.face:  # set before the worker processes fork
+        FACE = True
+        CORNER_U, CORNER_V, PH, PW = 1.0, 1.0, nets.FACE_H, nets.FACE_W
     VISIBLE_LABELS = args.visible_labels  # set before the worker processes fork
     LONG_SIDE = tuple(float(v) for v in args.long_side.split(","))
     X, Y, L, C = generate(args.faces, args.split, args.n, args.seed, args.workers)

@@ -22,6 +22,15 @@ PATCH = 40
 # long side, from the corner read), sampled to CORNER_H × CORNER_W pixels.
 CORNER_U, CORNER_V = 0.32, 0.46
 CORNER_H, CORNER_W = 48, 32
+# whole-card patches (corners.py --face): the card's frame u, v ∈ [0, 1] at FACE_H × FACE_W
+FACE_H, FACE_W = 64, 40
+
+
+def use_face_patches():
+    """Makes the card-corner geometry the whole card's (region 1 × 1 at FACE_H × FACE_W): what
+    export_classifier writes into the model, and the cut the Rust side then makes."""
+    global CORNER_U, CORNER_V, CORNER_H, CORNER_W
+    CORNER_U, CORNER_V, CORNER_H, CORNER_W = 1.0, 1.0, FACE_H, FACE_W
 HEAT_CHANNELS = ["card_up", "card_down", "index"]
 
 

@@ -25,7 +25,6 @@ import optim
 
 LABELS = nets.labels()
 BACK, UNKNOWN = LABELS.index("back"), LABELS.index("unknown")
-CELLS = (nets.CORNER_H // 8) * (nets.CORNER_W // 8)
 # The Rust side does not read a card whose index would print below RecognizerOptions::min_index_px
 # (14 px; the index taken as 0.30 × the card's long side): such patches are not calibrated on.
 MIN_INDEX_PX, INDEX_SHARE = 14.0, 0.30
@@ -145,6 +144,10 @@ def main():
     ap.add_argument("--factored", action="store_true",
                     help="card logits = rank term + suit term + per-card term (nets.classifier_init)")
     ap.add_argument("--init", help="checkpoint to continue from (.pkl)")
+    ap.add_argument("--init-convs", help="checkpoint whose convolutions start this network (its linear "
+                                         "layer, of another patch size, is not taken)")
+    ap.add_argument("--face", action="store_true",
+                    help="whole-card patches (corners.py --face): region 1,1 at nets.FACE_H x FACE_W")
     ap.add_argument("--train-extra", help="more training patches, sampled together with --train")
     ap.add_argument("--extra-share", type=float,
                     help="share of each batch drawn from --train-extra (default: in proportion to its size)")
@@ -154,6 +157,9 @@ def main():
                     help="the face sheets the patches were cut from: their train split's designs are "
                          "written into the model as tablecam.designs (the decks it is enrolled for)")
     args = ap.parse_args()
+    if args.face:
+        nets.use_face_patches()
+    cells = (nets.CORNER_H // 8) * (nets.CORNER_W // 8)
     parts = [np.load(f) for f in args.train.split(",")]
     X, Y = np.concatenate([z["X"] for z in parts]), np.concatenate([z["Y"] for z in parts])
     n_main = len(Y)
@@ -163,12 +169,17 @@ def main():
     print(f"corner classifier: {len(Y)} training patches, classes {len(set(Y.tolist()))}/54", flush=True)
     rng = np.random.default_rng(args.seed)
     widths = [int(w) for w in args.widths.split(",")]
-    params = nets.classifier_init(jax.random.PRNGKey(args.seed), flat_cells=CELLS, widths=widths,
+    params = nets.classifier_init(jax.random.PRNGKey(args.seed), flat_cells=cells, widths=widths,
                                   factored=args.factored)
     if args.init:  # continue (fine-tune) from a checkpoint written by a previous run
         with open(args.init, "rb") as f:
             params = jax.tree_util.tree_map(jnp.asarray, pickle.load(f))
         print(f"continuing from {args.init}", flush=True)
+    if args.init_convs:
+        with open(args.init_convs, "rb") as f:
+            other = pickle.load(f)
+        params = {k: (v if k == "fc" else jax.tree_util.tree_map(jnp.asarray, other[k])) for k, v in params.items()}
+        print(f"convolutions from {args.init_convs}", flush=True)
     state = optim.adam_init(params)
     key = jax.random.PRNGKey(args.seed + 7)
     t0, avg = time.time(), None

@@ -32,6 +32,8 @@ use crate::rules::Card;
 
 /// Where the trained classifier lives, relative to the project root.
 pub const DEFAULT_PATH: &str = "models/classifier.onnx";
+/// Where the trained whole-card classifier lives ([`CornerCut::FACE`]).
+pub const DEFAULT_FACE_PATH: &str = "models/face_classifier.onnx";
 /// The `tablecam.version` of the index-box contract (v1).
 pub const CONTRACT_VERSION: &str = "1";
 /// The `tablecam.version` of the card-corner contract (v2).
@@ -45,6 +47,29 @@ pub const CORNER_PATCH: (usize, usize) = (48, 32);
 /// for the largest index of the deck designs in models/training (0.27 × 0.44) and the locator's
 /// misplacement; models/training/nets.py holds the same numbers.
 pub const CORNER_REGION: (f64, f64) = (0.32, 0.46);
+
+/// What a card-corner patch shows of a located card — the region `u ∈ [0, region.0]` across the
+/// card's short side, `v ∈ [0, region.1]` along its long side, from the corner read — and the
+/// pixels (height, width) it is sampled to. A model names its cut in its metadata
+/// (`tablecam.corner`, `tablecam.patch`); only the cuts below are accepted, because the training
+/// scripts (models/training/corners.py) make only these.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CornerCut {
+    /// Height (along the card's long side) and width of the patch, pixels.
+    pub patch: (usize, usize),
+    /// The card-frame region shown, as fractions of the short and long side.
+    pub region: (f64, f64),
+}
+
+impl CornerCut {
+    /// The printed index corner (v2's cut).
+    pub const INDEX: CornerCut = CornerCut { patch: CORNER_PATCH, region: CORNER_REGION };
+    /// The whole card, upright (`corners.py --face`): pips count a number card's rank when its
+    /// index prints too small to read.
+    pub const FACE: CornerCut = CornerCut { patch: (64, 40), region: (1.0, 1.0) };
+    /// The cuts this build makes.
+    pub const ALL: [CornerCut; 2] = [CornerCut::INDEX, CornerCut::FACE];
+}
 /// A patch's side relative to the larger side of its index box.
 pub const PATCH_SCALE: f64 = 1.3;
 /// Number of labels: 52 cards, `back`, `unknown`.
@@ -262,13 +287,13 @@ fn corner_views(quad: &[Point; 4], s: usize) -> [[Point; 4]; 2] {
 ///
 /// The map from patch pixel index `(x, y)` (centre at `x + 0.5, y + 0.5`) to an image position
 /// in OpenCV's convention (pixel centres at integers): card-frame `u = (x + 0.5) / 32 · 0.32`,
-/// `v = (y + 0.5) / 48 · 0.46` ([`CORNER_REGION`]), through the homography taking the unit
-/// square to `view` (`[TL, TR, BR, BL]`, continuous image coordinates), minus half a pixel.
-/// `None` for a degenerate quad.
-pub fn corner_homography(view: &[Point; 4]) -> Option<[[f64; 3]; 3]> {
+/// `v = (y + 0.5) / 48 · 0.46` ([`CornerCut::INDEX`]; another cut's numbers likewise), through
+/// the homography taking the unit square to `view` (`[TL, TR, BR, BL]`, continuous image
+/// coordinates), minus half a pixel. `None` for a degenerate quad.
+pub fn corner_homography(view: &[Point; 4], cut: CornerCut) -> Option<[[f64; 3]; 3]> {
     let h = unit_square_to(view)?;
-    let (ph, pw) = (CORNER_PATCH.0 as f64, CORNER_PATCH.1 as f64);
-    let (su, sv) = (CORNER_REGION.0 / pw, CORNER_REGION.1 / ph);
+    let (ph, pw) = (cut.patch.0 as f64, cut.patch.1 as f64);
+    let (su, sv) = (cut.region.0 / pw, cut.region.1 / ph);
     let s = [[su, 0.0, 0.5 * su], [0.0, sv, 0.5 * sv], [0.0, 0.0, 1.0]];
     let t = [[1.0, 0.0, -0.5], [0.0, 1.0, -0.5], [0.0, 0.0, 1.0]];
     Some(matmul(&matmul(&t, &h), &s))
@@ -299,15 +324,15 @@ fn unit_square_to(q: &[Point; 4]) -> Option<[[f64; 3]; 3]> {
 }
 
 /// Cuts the upright corner patch of `view` ([`corner_quads`]) out of `image` (8-bit BGR):
-/// bilinear, border replicated, RGB / 255, channel-major into `out` (`3 · 48 · 32` values). A
-/// degenerate quad gives a grey patch (the classifier answers `unknown` to it).
-pub fn cut_corner_patch(image: &Mat, view: &[Point; 4], out: &mut [f32]) -> Result<(), ClassifyError> {
+/// bilinear, border replicated, RGB / 255, channel-major into `out` (`3 · h · w` values of
+/// `cut.patch`). A degenerate quad gives a grey patch (the classifier answers `unknown` to it).
+pub fn cut_corner_patch(image: &Mat, view: &[Point; 4], cut: CornerCut, out: &mut [f32]) -> Result<(), ClassifyError> {
     if image.typ() != core::CV_8UC3 {
         return Err(ClassifyError::ImageType(image.typ()));
     }
-    let (ph, pw) = CORNER_PATCH;
+    let (ph, pw) = cut.patch;
     assert_eq!(out.len(), 3 * ph * pw, "patch buffer size");
-    let Some(m) = corner_homography(view) else {
+    let Some(m) = corner_homography(view, cut) else {
         out.fill(0.5);
         return Ok(());
     };
@@ -420,17 +445,47 @@ pub fn combine(patches: &[&[f32]], min_confidence: f32) -> Verdict {
     Verdict { identity, confidence, informative: informative.len(), conflict, face, reading }
 }
 
+/// Combines a card's index-corner patches (`index`) with its whole-card patches (`face`, from a
+/// second classifier, [`CornerCut::FACE`]).
+///
+/// All patches are combined as one card's views ([`combine`]), but the result names a label
+/// only where the index corners lean to it too (their combined reading, however unsure). The
+/// whole-card view counts pips, which is what reads a number card whose index prints a few
+/// pixels high; on a deck design it never saw it can also be sure of a wrong card — a fancy
+/// ace of clubs taken for the ace of spades, a crop straddling two cards counting a
+/// neighbour's pips, half a card over the felt taken for a back — and in each of those the
+/// index corners leaned elsewhere (docs/recognition.md, "Whole-card classifier"). Without
+/// that support the card is `unknown` and keeps its reading for the tracker.
+pub fn combine_models(index: &[&[f32]], face: &[&[f32]], min_confidence: f32) -> Verdict {
+    let all: Vec<&[f32]> = index.iter().chain(face).copied().collect();
+    let joint = combine(&all, min_confidence);
+    if face.is_empty() {
+        return joint;
+    }
+    let by_index = combine(index, min_confidence);
+    let supported = match joint.identity {
+        CardIdentity::Card(_) => by_index.reading == joint.reading,
+        CardIdentity::Back => by_index.informative > 0 && by_index.face < 0.5,
+        CardIdentity::Unknown => true,
+    };
+    if supported {
+        joint
+    } else {
+        Verdict { identity: CardIdentity::Unknown, ..joint }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The model
 // ---------------------------------------------------------------------------------------------
 
 /// What a classifier's patches are (its contract version).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum PatchKind {
     /// v1: the axis-aligned square around an index box, any rotation ([`cut_patch`]).
     IndexBox,
-    /// v2: a located card's corner, upright in the card's frame ([`cut_corner_patch`]).
-    CardCorner,
+    /// v2: a located card's corner region, upright in the card's frame ([`cut_corner_patch`]).
+    CardCorner(CornerCut),
 }
 
 impl PatchKind {
@@ -438,7 +493,15 @@ impl PatchKind {
     pub fn shape(self) -> (usize, usize) {
         match self {
             PatchKind::IndexBox => (PATCH, PATCH),
-            PatchKind::CardCorner => CORNER_PATCH,
+            PatchKind::CardCorner(cut) => cut.patch,
+        }
+    }
+
+    /// The corner cut of a card-corner classifier (`None` for index boxes).
+    pub fn corner_cut(self) -> Option<CornerCut> {
+        match self {
+            PatchKind::CardCorner(cut) => Some(cut),
+            PatchKind::IndexBox => None,
         }
     }
 }
@@ -475,20 +538,26 @@ pub fn patch_kind_from_metadata(path: &Path, get: impl Fn(&str) -> Option<String
         }
         Some(CORNER_CONTRACT_VERSION) => {
             expect("tablecam.patch_kind", "card_corner")?;
-            expect("tablecam.patch", &format!("{}x{}", CORNER_PATCH.0, CORNER_PATCH.1))?;
             let region = get("tablecam.corner").unwrap_or_default();
+            let patch = get("tablecam.patch").unwrap_or_default();
             let parsed: Vec<f64> = region.split(',').filter_map(|v| v.trim().parse().ok()).collect();
-            if parsed.len() != 2
-                || (parsed[0] - CORNER_REGION.0).abs() > 1e-6
-                || (parsed[1] - CORNER_REGION.1).abs() > 1e-6
-            {
-                return Err(bad(format!(
-                    "metadata tablecam.corner is {region:?}, this build cuts the corner region \"{},{}\" \
-                     (the model was trained on other patches)",
-                    CORNER_REGION.0, CORNER_REGION.1
-                )));
-            }
-            Ok(PatchKind::CardCorner)
+            let cut = CornerCut::ALL.into_iter().find(|c| {
+                parsed.len() == 2
+                    && (parsed[0] - c.region.0).abs() < 1e-6
+                    && (parsed[1] - c.region.1).abs() < 1e-6
+                    && patch.trim() == format!("{}x{}", c.patch.0, c.patch.1)
+            });
+            let known = CornerCut::ALL
+                .iter()
+                .map(|c| format!("\"{},{}\" at \"{}x{}\"", c.region.0, c.region.1, c.patch.0, c.patch.1))
+                .collect::<Vec<_>>()
+                .join(" or ");
+            cut.map(PatchKind::CardCorner).ok_or_else(|| {
+                bad(format!(
+                    "metadata tablecam.corner is {region:?} at tablecam.patch {patch:?}, this build cuts the \
+                     corner region {known} (the model was trained on other patches)"
+                ))
+            })
         }
         Some(v) => Err(bad(format!(
             "metadata tablecam.version is {v:?}, expected {CONTRACT_VERSION:?} (index boxes) or \
@@ -670,6 +739,40 @@ mod tests {
         assert_eq!(combine(&[&probs(&[(BACK, 0.99)])], 0.9).identity, CardIdentity::Back);
     }
 
+    /// The whole-card views name a card only where the index corners lean to it too.
+    #[test]
+    fn whole_card_views_need_the_index_corners_support() {
+        let (ace_spades, ace_clubs) = (card("AS"), card("AC"));
+        let named = |code: &str| CardIdentity::from_label(card(code));
+        // unsure corners leaning to AS and sure faces of AS: named, surer than the corners alone
+        let corner = probs(&[(ace_spades, 0.7), (ace_clubs, 0.2)]);
+        let face = probs(&[(ace_spades, 0.9995)]);
+        let v = combine_models(&[&corner, &corner], &[&face, &face], 0.999);
+        assert_eq!(v.identity, named("AS"));
+        assert!(combine(&[&corner, &corner], 0.999).identity == CardIdentity::Unknown, "the corners alone are unsure");
+        // the faces sure of AS, the corners leaning to AC: unknown, however sure the faces are
+        let corner = probs(&[(ace_clubs, 0.6), (ace_spades, 0.3)]);
+        let face = probs(&[(ace_spades, 0.999_999)]);
+        let v = combine_models(&[&corner, &corner], &[&face, &face], 0.999);
+        assert_eq!(v.identity, CardIdentity::Unknown);
+        assert_eq!(
+            combine(&[&corner, &corner, &face, &face], 0.999).identity,
+            named("AS"),
+            "the plain product would name it"
+        );
+        // corners that show nothing support nothing; no face views: the corners alone
+        let blank = probs(&[(UNKNOWN, 0.9)]);
+        assert_eq!(combine_models(&[&blank, &blank], &[&face, &face], 0.999).identity, CardIdentity::Unknown);
+        let sure = probs(&[(ace_clubs, 0.9999)]);
+        assert_eq!(combine_models(&[&sure], &[], 0.999), combine(&[&sure], 0.999));
+        // a back: only where the corners see no face
+        let back = probs(&[(BACK, 0.99999)]);
+        assert_eq!(combine_models(&[&blank], &[&back, &back], 0.999).identity, CardIdentity::Unknown);
+        let corner_back = probs(&[(BACK, 0.8)]);
+        assert_eq!(combine_models(&[&corner_back], &[&back, &back], 0.999).identity, CardIdentity::Back);
+        assert_eq!(combine_models(&[&corner], &[&back, &back], 0.999).identity, CardIdentity::Unknown);
+    }
+
     #[test]
     fn a_face_is_told_from_a_back_before_its_identity() {
         // A 7 of unsure suit: no identity, but surely a face.
@@ -761,11 +864,18 @@ mod tests {
         ]);
         let path = Path::new("m.onnx");
         let kind = |m: &BTreeMap<&str, String>| patch_kind_from_metadata(path, |k| m.get(k).cloned());
-        assert_eq!(kind(&m).unwrap(), PatchKind::CardCorner);
-        assert_eq!(PatchKind::CardCorner.shape(), (48, 32));
+        assert_eq!(kind(&m).unwrap(), PatchKind::CardCorner(CornerCut::INDEX));
+        assert_eq!(kind(&m).unwrap().shape(), (48, 32));
         let mut other = m.clone();
         other.insert("tablecam.corner", "0.3,0.4".into());
         assert!(kind(&other).unwrap_err().to_string().contains("tablecam.corner is \"0.3,0.4\""));
+        // the whole card: region 1,1 at 64x40, and only at that size
+        let mut face = m.clone();
+        face.insert("tablecam.corner", "1,1".into());
+        assert!(kind(&face).unwrap_err().to_string().contains("at tablecam.patch \"48x32\""));
+        face.insert("tablecam.patch", "64x40".into());
+        assert_eq!(kind(&face).unwrap(), PatchKind::CardCorner(CornerCut::FACE));
+        assert_eq!(kind(&face).unwrap().shape(), (64, 40));
         let mut v3 = m.clone();
         v3.insert("tablecam.version", "3".into());
         assert!(kind(&v3).unwrap_err().to_string().contains("expected \"1\" (index boxes) or \"2\" (card corners)"));
@@ -804,7 +914,8 @@ mod tests {
     #[test]
     fn corner_homography_is_the_training_scripts_map() {
         // models/training/corners.py corner_map on the same quad (printed by the script)
-        let m = corner_homography(&[p(10.0, 20.0), p(42.0, 22.0), p(40.0, 66.0), p(8.0, 64.0)]).unwrap();
+        let m =
+            corner_homography(&[p(10.0, 20.0), p(42.0, 22.0), p(40.0, 66.0), p(8.0, 64.0)], CornerCut::INDEX).unwrap();
         let at = |x: f64, y: f64| {
             let w = m[2][0] * x + m[2][1] * y + m[2][2];
             ((m[0][0] * x + m[0][1] * y + m[0][2]) / w, (m[1][0] * x + m[1][1] * y + m[1][2]) / w)
@@ -819,7 +930,7 @@ mod tests {
             let (gx, gy) = at(x, y);
             assert!((gx - ex).abs() < 1e-9 && (gy - ey).abs() < 1e-9, "({x}, {y}) → ({gx}, {gy}), want ({ex}, {ey})");
         }
-        assert!(corner_homography(&[p(1.0, 1.0); 4]).is_none());
+        assert!(corner_homography(&[p(1.0, 1.0); 4], CornerCut::INDEX).is_none());
     }
 
     #[test]
@@ -854,7 +965,7 @@ mod tests {
             let (ph, pw) = CORNER_PATCH;
             let red_share = |view: &[Point; 4]| {
                 let mut out = vec![0f32; 3 * ph * pw];
-                cut_corner_patch(&turned, view, &mut out).unwrap();
+                cut_corner_patch(&turned, view, CornerCut::INDEX, &mut out).unwrap();
                 // red where the mark should be: the patch's top-left quarter
                 let (mut red, mut n) = (0, 0);
                 for y in 0..ph / 2 {

@@ -96,6 +96,10 @@ pub struct RecognizerConfig {
     pub locator: PathBuf,
     /// The index-corner classifier model.
     pub classifier: PathBuf,
+    /// A whole-card classifier read with the index corners (optional; docs/recognition.md,
+    /// "Whole-card classifier").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub face_classifier: Option<PathBuf>,
     /// Worker threads, each with its own sessions (about one per core left after the sources).
     #[serde(default = "one")]
     pub workers: usize,
@@ -364,7 +368,8 @@ impl RunConfig {
         if r.intra_threads == 0 {
             return Err(config_error(path, "recognizer.intra_threads", "0: use at least 1"));
         }
-        for (f, p) in [("recognizer.locator", &mut r.locator), ("recognizer.classifier", &mut r.classifier)] {
+        let models = [("recognizer.locator", &mut r.locator), ("recognizer.classifier", &mut r.classifier)];
+        for (f, p) in models.into_iter().chain(r.face_classifier.as_mut().map(|p| ("recognizer.face_classifier", p))) {
             let resolved = resolve(p);
             // Model paths may also name the project's models/ from anywhere (resolve_model).
             let found = crate::recognize::resolve_model(&resolved);

@@ -59,6 +59,8 @@ pub struct OnnxRecognizers {
     pub locator: PathBuf,
     /// The classifier model.
     pub classifier: PathBuf,
+    /// The whole-card classifier, if any ([`RecognizerOptions::face_classifier`]).
+    pub face_classifier: Option<PathBuf>,
     /// ONNX Runtime intra-op threads per session.
     pub intra_threads: usize,
 }
@@ -67,6 +69,7 @@ impl RecognizerFactory for OnnxRecognizers {
     fn make(&self, _worker: usize) -> Result<Box<dyn CardRecognizer>, PipelineError> {
         let options = RecognizerOptions {
             session: SessionOptions { intra_threads: self.intra_threads.max(1) },
+            face_classifier: self.face_classifier.as_deref().map(resolve_model),
             ..RecognizerOptions::default()
         };
         let r = Recognizer::with_options(resolve_model(&self.locator), resolve_model(&self.classifier), options)?;

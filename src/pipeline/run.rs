@@ -309,6 +309,7 @@ pub fn start(
     let recognizers = OnnxRecognizers {
         locator: c.recognizer.locator.clone(),
         classifier: c.recognizer.classifier.clone(),
+        face_classifier: c.recognizer.face_classifier.clone(),
         intra_threads: c.recognizer.intra_threads,
     };
     let options = PipelineOptions {
@@ -357,7 +358,11 @@ fn start_recording(
         input: info.input.clone(),
         nominal_fps: info.nominal_fps,
         jpeg_quality: 0, // set by the recorder from the options
-        models: Some(ModelsUsed { locator: c.recognizer.locator.clone(), classifier: c.recognizer.classifier.clone() }),
+        models: Some(ModelsUsed {
+            locator: c.recognizer.locator.clone(),
+            classifier: c.recognizer.classifier.clone(),
+            face_classifier: c.recognizer.face_classifier.clone(),
+        }),
         journal: Some(absolute(&c.journal.dir.join(format!("{}.jsonl", t.table_id)))),
         health_interval_ms: c.health_interval_ms,
         deck_enrolled,

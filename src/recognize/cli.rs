@@ -38,6 +38,12 @@ pub struct DetectArgs {
     /// The classifier model.
     #[arg(long, default_value = crate::classify::DEFAULT_PATH)]
     pub classifier: PathBuf,
+    /// The whole-card classifier, read with the index corners (`RecognizerOptions::face_classifier`).
+    #[arg(long, default_value = crate::classify::DEFAULT_FACE_PATH)]
+    pub face_classifier: PathBuf,
+    /// Read the index corners alone (no whole-card classifier).
+    #[arg(long)]
+    pub no_face_classifier: bool,
     /// ONNX Runtime intra-op threads per model.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
@@ -262,6 +268,7 @@ pub fn run_detect(args: &DetectArgs) -> Result<bool, RecognizeError> {
         session: SessionOptions { intra_threads: args.threads.max(1) },
         network_locator: args.network_locator,
         min_index_px: args.min_index_px,
+        face_classifier: (!args.no_face_classifier).then(|| args.face_classifier.clone()),
         ..RecognizerOptions::default()
     };
     let mut recognizer =

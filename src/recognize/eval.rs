@@ -73,6 +73,12 @@ pub struct EvalArgs {
     /// The classifier model.
     #[arg(long, default_value = crate::classify::DEFAULT_PATH)]
     pub classifier: PathBuf,
+    /// The whole-card classifier, read with the index corners (`RecognizerOptions::face_classifier`).
+    #[arg(long, default_value = crate::classify::DEFAULT_FACE_PATH)]
+    pub face_classifier: PathBuf,
+    /// Read the index corners alone (no whole-card classifier).
+    #[arg(long)]
+    pub no_face_classifier: bool,
     /// ONNX Runtime intra-op threads per model.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
@@ -1378,6 +1384,7 @@ pub fn run_eval(args: &EvalArgs) -> Result<Report, RecognizeError> {
         network_locator: args.network_locator,
         min_index_px: args.min_index_px,
         index_glyphs: !args.without_index_glyphs,
+        face_classifier: (!args.no_face_classifier).then(|| args.face_classifier.clone()),
         ..RecognizerOptions::default()
     };
     let (locator, classifier) = (resolve_model(&args.locator), resolve_model(&args.classifier));

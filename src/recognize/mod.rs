@@ -180,6 +180,12 @@ pub struct RecognizerOptions {
     /// Without calibration, also read the index corners that no card outline surrounds (the
     /// cards of a fan or a pile, [`locate::glyphs`]).
     pub index_glyphs: bool,
+    /// A second classifier that reads each located card's *whole face* upright
+    /// ([`classify::CornerCut::FACE`]); its two views are combined with the index corners'
+    /// ([`classify::combine`]). At 1080p over a whole table an index prints 5–25 px high while
+    /// the pips stay countable (docs/recognition.md, "Whole-card classifier"). Read on calibrated
+    /// tables (cards measured on the table plane) and for known quads.
+    pub face_classifier: Option<PathBuf>,
 }
 
 /// The default [`RecognizerOptions::min_index_px`]; docs/recognition.md gives the measurement.
@@ -200,6 +206,7 @@ impl Default for RecognizerOptions {
             network_locator: false,
             index_glyphs: true,
             min_index_px: MIN_INDEX_PX,
+            face_classifier: None,
         }
     }
 }
@@ -438,6 +445,8 @@ pub const PAIR_DISTANCE: f64 = 6.0;
 pub struct Recognizer {
     locator: Locator,
     classifier: Classifier,
+    /// [`RecognizerOptions::face_classifier`], loaded.
+    face: Option<Classifier>,
     options: RecognizerOptions,
     /// The locator's input, kept between frames.
     input: Array4<f32>,
@@ -460,7 +469,8 @@ impl Recognizer {
     ) -> Result<Recognizer, RecognizeError> {
         let locator = Locator::load(locator, &options.session)?;
         let classifier = Classifier::load(classifier, &options.session)?;
-        Ok(Recognizer { locator, classifier, options, input: Array4::zeros((0, 3, 0, 0)), planes: Vec::new() })
+        let face = options.face_classifier.as_deref().map(|p| load_face_classifier(p, &options.session)).transpose()?;
+        Ok(Recognizer { locator, classifier, face, options, input: Array4::zeros((0, 3, 0, 0)), planes: Vec::new() })
     }
 
     /// Gives the table-plane finder of `g`'s camera its empty table (a frame of that camera with
@@ -531,7 +541,7 @@ impl Recognizer {
                 times.locator_ms = ms(t1);
                 (found, Vec::new())
             }
-            None if !self.options.network_locator && self.classifier.patch_kind() == PatchKind::CardCorner => {
+            None if !self.options.network_locator && self.classifier.patch_kind().corner_cut().is_some() => {
                 times.prepare_ms = ms(t0);
                 let out = self.photo_cards(image, &mut times)?;
                 times.total_ms = ms(t0);
@@ -563,7 +573,7 @@ impl Recognizer {
         // An index's printed height: a found corner's box, or the expected share of the card.
         let readable = |height_px: f64| height_px >= self.options.min_index_px;
         let mut loose_patch: Vec<usize> = Vec::new();
-        if kind == PatchKind::CardCorner {
+        if kind.corner_cut().is_some() {
             // Both index corners of every card, upright in the card's frame; face-down cards too,
             // so that the classifier can overrule a face the plane's white share took for a back.
             for (k, card) in cards.iter().enumerate() {
@@ -599,6 +609,17 @@ impl Recognizer {
         let batch = cut_batch(image, kind, &jobs)?;
         let probs = self.classifier.classify(batch.view())?;
         times.patches = jobs.len();
+        // the whole faces of the cards whose corners are read
+        let face_cards: Vec<usize> = (0..cards.len()).filter(|&k| !card_patches[k].is_empty()).collect();
+        let quads: Vec<Quad> = face_cards.iter().map(|&k| cards[k].quad).collect();
+        let face_probs = self.read_faces(image, &quads)?;
+        let mut face_rows: Vec<Vec<usize>> = vec![Vec::new(); cards.len()];
+        if face_probs.is_some() {
+            for (j, &k) in face_cards.iter().enumerate() {
+                face_rows[k] = vec![2 * j, 2 * j + 1];
+            }
+            times.patches += 2 * face_cards.len();
+        }
         times.classifier_ms = ms(t2);
 
         let min_conf = self.classifier.min_confidence();
@@ -607,11 +628,15 @@ impl Recognizer {
         };
         let mut out = Vec::with_capacity(cards.len() + loose.len());
         for (k, card) in cards.iter().enumerate() {
-            let v = classify::combine(&rows(&card_patches[k]), min_conf);
+            let faces: Vec<&[f32]> = match &face_probs {
+                Some(fp) => face_rows[k].iter().map(|&n| fp.row(n).to_slice().expect("standard layout")).collect(),
+                None => Vec::new(),
+            };
+            let v = classify::combine_models(&rows(&card_patches[k]), &faces, min_conf);
             // A card read on a "face-down" card is a face whose print the white share missed
             // (a court card's picture, dim light, cream stock); so is one the classifier
             // clearly sees a face on, even before it can tell which.
-            let face_seen = kind == PatchKind::CardCorner && v.face >= FACE_OVERRULE;
+            let face_seen = kind.corner_cut().is_some() && v.face >= FACE_OVERRULE;
             let (identity, confidence) = if card.face_up || face_seen || matches!(v.identity, CardIdentity::Card(_)) {
                 (v.identity, v.confidence)
             } else {
@@ -656,7 +681,7 @@ impl Recognizer {
         for quad in quads {
             let quad = order_quad(*quad);
             match kind {
-                PatchKind::CardCorner => jobs.extend(classify::corner_quads(&quad).map(PatchJob::Corner)),
+                PatchKind::CardCorner(_) => jobs.extend(classify::corner_quads(&quad).map(PatchJob::Corner)),
                 PatchKind::IndexBox => {
                     let rect = RotatedRect::from_quad(&quad);
                     let (bw, bh) = rect.aligned_box_extent(EXPECTED_INDEX_SIZE.0, EXPECTED_INDEX_SIZE.1);
@@ -668,14 +693,30 @@ impl Recognizer {
         }
         let batch = cut_batch(image, kind, &jobs)?;
         let probs = self.classifier.classify(batch.view())?;
+        let ordered: Vec<Quad> = quads.iter().map(|q| order_quad(*q)).collect();
+        let face_probs = self.read_faces(image, &ordered)?;
         let min_conf = self.classifier.min_confidence();
         Ok((0..quads.len())
             .map(|k| {
                 let rows: Vec<&[f32]> =
                     (0..2).map(|j| probs.row(2 * k + j).to_slice().expect("standard layout")).collect();
-                classify::combine(&rows, min_conf)
+                let faces: Vec<&[f32]> = match &face_probs {
+                    Some(fp) => (0..2).map(|j| fp.row(2 * k + j).to_slice().expect("standard layout")).collect(),
+                    None => Vec::new(),
+                };
+                classify::combine_models(&rows, &faces, min_conf)
             })
             .collect())
+    }
+
+    /// The whole-card classifier's probabilities for both upright views of each quad (rows
+    /// `2k`, `2k + 1`), or `None` without one.
+    fn read_faces(&mut self, image: &Mat, quads: &[Quad]) -> Result<Option<ndarray::Array2<f32>>, RecognizeError> {
+        let Some(face) = self.face.as_mut() else { return Ok(None) };
+        let jobs: Vec<PatchJob> =
+            quads.iter().flat_map(|q| classify::corner_quads(&order_quad(*q)).map(PatchJob::Corner)).collect();
+        let batch = cut_batch(image, face.patch_kind(), &jobs)?;
+        Ok(Some(face.classify(batch.view())?))
     }
 
     /// Cards and index corners from the locator network, in frame pixels.
@@ -776,15 +817,16 @@ impl Recognizer {
         let levels = &levels;
         let classifier = &mut self.classifier;
         let min_conf = classifier.min_confidence();
+        let cut = classifier.patch_kind().corner_cut().expect("photo outlines are read by a card-corner classifier");
         let mut patches = 0;
         let mut read_views = |views: &[([Point; 4], u32)]| -> Result<ndarray::Array2<f32>, RecognizeError> {
-            let (ph, pw) = PatchKind::CardCorner.shape();
+            let (ph, pw) = cut.patch;
             let mut batch = Array4::<f32>::zeros((views.len(), 3, ph, pw));
             for ((view, k), mut slot) in views.iter().zip(batch.outer_iter_mut()) {
                 let f = 0.5f64.powi(*k as i32);
                 let view = view.map(|p| Point::new(p.x * f, p.y * f));
                 let level = if *k == 0 { image } else { &levels[*k as usize - 1] };
-                classify::cut_corner_patch(level, &view, slot.as_slice_mut().expect("standard layout"))?;
+                classify::cut_corner_patch(level, &view, cut, slot.as_slice_mut().expect("standard layout"))?;
             }
             patches += views.len();
             Ok(classifier.classify(batch.view())?)
@@ -1051,6 +1093,21 @@ enum PatchJob {
     Corner([Point; 4]),
 }
 
+/// Loads [`RecognizerOptions::face_classifier`]: a card-corner classifier whose cut is the whole
+/// card ([`classify::CornerCut::FACE`]); any other is refused, naming the file.
+fn load_face_classifier(path: &Path, session: &SessionOptions) -> Result<Classifier, RecognizeError> {
+    let c = Classifier::load(resolve_model(path), session)?;
+    if c.patch_kind() != PatchKind::CardCorner(classify::CornerCut::FACE) {
+        return Err(RecognizeError::Classify(ClassifyError::Metadata {
+            path: c.path().to_path_buf(),
+            problem: "is not a whole-card classifier (tablecam.corner \"1,1\" at tablecam.patch \"64x40\"); \
+                      pass it as the classifier, or train one with `corners.py --face` and `train_corner.py --face`"
+                .into(),
+        }));
+    }
+    Ok(c)
+}
+
 /// Cuts every job into one batch `[N, 3, H, W]` for a classifier of `kind` (each job must be of
 /// that kind's sort).
 fn cut_batch(image: &Mat, kind: PatchKind, jobs: &[PatchJob]) -> Result<Array4<f32>, RecognizeError> {
@@ -1060,7 +1117,7 @@ fn cut_batch(image: &Mat, kind: PatchKind, jobs: &[PatchJob]) -> Result<Array4<f
         let out = slot.as_slice_mut().expect("standard layout");
         match (kind, job) {
             (PatchKind::IndexBox, PatchJob::Box(rect)) => classify::cut_patch(image, *rect, out)?,
-            (PatchKind::CardCorner, PatchJob::Corner(view)) => classify::cut_corner_patch(image, view, out)?,
+            (PatchKind::CardCorner(cut), PatchJob::Corner(view)) => classify::cut_corner_patch(image, view, cut, out)?,
             _ => unreachable!("patch jobs are made for the classifier's kind"),
         }
     }

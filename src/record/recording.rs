@@ -164,6 +164,9 @@ pub struct ModelsUsed {
     pub locator: PathBuf,
     /// The classifier model file.
     pub classifier: PathBuf,
+    /// The whole-card classifier, if one was read as well (absent in recordings before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub face_classifier: Option<PathBuf>,
 }
 
 /// `recording.json`: what was recorded.

@@ -276,6 +276,12 @@ impl Session {
                 .map(Path::to_path_buf)
                 .or_else(|| recorded.as_ref().map(|m| m.classifier.clone()))
                 .unwrap_or_else(|| DEFAULT_MODELS.1.into()),
+            // a classifier given alone replaces the recording's pair; else the recording's
+            face_classifier: if classifier.is_some() {
+                None
+            } else {
+                recorded.as_ref().and_then(|m| m.face_classifier.clone())
+            },
         }
     }
 }
@@ -430,6 +436,7 @@ pub fn run(
     let recognizers = OnnxRecognizers {
         locator: options.models.locator.clone(),
         classifier: options.models.classifier.clone(),
+        face_classifier: options.models.face_classifier.clone(),
         intra_threads: 1,
     };
     let pipeline_options = PipelineOptions {

@@ -71,6 +71,12 @@ pub struct EvalScenariosArgs {
     /// The index-corner classifier model.
     #[arg(long, default_value = "models/classifier.onnx")]
     pub classifier: PathBuf,
+    /// The whole-card classifier, read with the index corners (`RecognizerOptions::face_classifier`).
+    #[arg(long, default_value = crate::classify::DEFAULT_FACE_PATH)]
+    pub face_classifier: PathBuf,
+    /// Read the index corners alone (no whole-card classifier).
+    #[arg(long)]
+    pub no_face_classifier: bool,
     /// Recognizer worker threads.
     #[arg(long, default_value_t = 2)]
     pub workers: usize,
@@ -151,8 +157,8 @@ pub struct Summary {
     pub frames: u64,
     /// Pipeline throughput over all sessions, frames per second of wall time.
     pub frames_per_s: f64,
-    /// The models used.
-    pub models: [String; 2],
+    /// The models used: locator, classifier and, when read, the whole-card classifier.
+    pub models: Vec<String>,
     /// Per session: its name and tally.
     pub sessions: Vec<(String, Tally)>,
 }
@@ -317,7 +323,15 @@ pub fn evaluate(
         size: args.size.clone(),
         frames: 0,
         frames_per_s: 0.0,
-        models: [args.locator.display().to_string(), args.classifier.display().to_string()],
+        models: [
+            Some(&args.locator),
+            Some(&args.classifier),
+            (!args.no_face_classifier).then_some(&args.face_classifier),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|p| p.display().to_string())
+        .collect(),
         sessions: Vec::new(),
     };
     let mut latencies = Vec::new();
@@ -371,8 +385,12 @@ pub fn evaluate(
 /// `tablecam eval-scenarios` with the ONNX models and the given table logic: prints the
 /// summary (one JSON object with `--json`).
 pub fn run_cli(args: &EvalScenariosArgs, logic: &LogicFactory) -> Result<Summary, PipelineError> {
-    let recognizers =
-        OnnxRecognizers { locator: args.locator.clone(), classifier: args.classifier.clone(), intra_threads: 1 };
+    let recognizers = OnnxRecognizers {
+        locator: args.locator.clone(),
+        classifier: args.classifier.clone(),
+        face_classifier: (!args.no_face_classifier).then(|| args.face_classifier.clone()),
+        intra_threads: 1,
+    };
     let summary = evaluate(args, &recognizers, logic)?;
     if args.json {
         println!("{}", serde_json::to_string(&summary).map_err(|e| PipelineError::stage("json", e))?);

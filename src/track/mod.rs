@@ -552,6 +552,12 @@ const COVER_SHARE: f64 = 0.5;
 /// read the same card are one card measured twice: a hand is spread at least half a card apart
 /// so that every index shows, and a split piece reads the index of the card it lies on.
 const TWIN_READ_SHARE: f64 = 0.45;
+/// A track of a zone reading the card another track of that zone holds, within this share of a
+/// card's width: its crop is on that card's print (a piece measured across two cards of a hand,
+/// which the whole-card classifier reads as the card it mostly shows), not on a second copy. A
+/// hand's neighbours lie a third to half a card apart, so a second copy dealt into the same hand
+/// is taken for such a crop when it lands within this distance (a limit: docs/pipeline.md).
+const TWIN_IDENTITY_SHARE: f64 = 1.0;
 
 /// See [`COVER_SHARE`].
 const COVER_SLACK_FRAMES: u64 = 12;
@@ -849,7 +855,7 @@ impl Tracker {
                     if let Some((card, previous)) = changes.identified {
                         let t = &self.tracks[ti];
                         let twin = t.zone.and_then(|zone| {
-                            self.near_in_zone(t.id, zone, t.pos, TWIN_READ_SHARE, |o| o.identity == Some(card))
+                            self.near_in_zone(t.id, zone, t.pos, TWIN_IDENTITY_SHARE, |o| o.identity == Some(card))
                         });
                         if twin.is_some() {
                             // The same print read through a second track: the card measured
@@ -1970,6 +1976,42 @@ mod tests {
         // one named read of another card outweighs any number of unsure ones
         let named_other = |n: u64| if n == 20 { (ObservedFace::Card(other), 0.9995) } else { unsure(n) };
         assert!(run(true, &named_other).iter().all(|&(_, c)| c != card));
+    }
+
+    /// A track reading the card another track of the hand holds within a card's width is on
+    /// that card's print (a piece measured across two cards): the reading is dropped. Farther
+    /// apart it is a second copy, and identified as such (the verifier flags it).
+    #[test]
+    fn a_reading_another_track_of_the_hand_holds_nearby_is_that_cards_print() {
+        let queen: Card = "QD".parse().unwrap();
+        let run = |apart_mm: f64| {
+            let (_, g) = tracker();
+            let mut t = Tracker::new(Ruleset::new(RulesetId::Fortune3cp2025), &g, TrackerOptions::default()).unwrap();
+            let hand = hand_centre(&g, 3);
+            let mut identified = Vec::new();
+            for n in 0..80u64 {
+                let k = n.min(15) as f64;
+                let mut cards = Vec::new();
+                for (dx, from) in [(-apart_mm / 2.0, 20), (apart_mm / 2.0, 45)] {
+                    let p = Point::new(hand.x + dx, hand.y + 15.0 * (15.0 - k));
+                    let face = if n >= from { ObservedFace::Card(queen) } else { ObservedFace::Unknown };
+                    let confidence = if n >= from { 0.9999 } else { 0.0 };
+                    cards.push(CardObservation { face, confidence, face_up: true, ..back_at(&g, p) });
+                }
+                let obs = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![] };
+                for e in t.push(&obs) {
+                    if let TrackEventKind::Identified { track, card, .. } = e.kind {
+                        identified.push((track, card));
+                    }
+                }
+            }
+            identified
+        };
+        let near = run(45.0);
+        assert_eq!(near.len(), 1, "the second track's reading is the first card's print: {near:?}");
+        let far = run(90.0);
+        assert_eq!(far.len(), 2, "two copies a card's width and more apart: {far:?}");
+        assert_ne!(far[0].0, far[1].0);
     }
 
     /// On stud reveals an arm reaching over a full hand was measured as one card more for a
