@@ -89,6 +89,12 @@ pub struct PresenceConfig {
     pub present_fraction: f32,
     /// Ring changed fraction above which the spot is occluded (decision held).
     pub occluded_ring_fraction: f32,
+    /// Ring changed fraction above which the disc's colour change is not taken for chips: chips
+    /// change the disc alone, while a drifting glare spot brightens disc and ring together (an
+    /// empty Pair Plus spot scored 0.47–0.92 with its ring at 0.08–0.33). Up to
+    /// `occluded_ring_fraction` the spot is then decided by the disc's new edges alone (chip
+    /// rims and inserts: 0.30–0.34 of that disc for a chip under the glare, 0 for the glare).
+    pub disturbed_ring_fraction: f32,
     /// Consecutive unoccluded frames needed to change a decision.
     pub confirm_frames: u32,
     /// Fallback background: take one frame in this many into the running median.
@@ -110,6 +116,7 @@ impl Default for PresenceConfig {
             edge_levels: 30.0,
             present_fraction: 0.08,
             occluded_ring_fraction: 0.30,
+            disturbed_ring_fraction: 0.05,
             confirm_frames: 3,
             background_every_frames: 10,
             background_history_frames: 31,
@@ -129,6 +136,9 @@ impl PresenceConfig {
         }
         if !(0.0..=1.0).contains(&self.present_fraction) || !(0.0..=1.0).contains(&self.occluded_ring_fraction) {
             return bad("present_fraction and occluded_ring_fraction must be in [0, 1]");
+        }
+        if !(0.0..=self.occluded_ring_fraction).contains(&self.disturbed_ring_fraction) {
+            return bad("disturbed_ring_fraction must be in [0, occluded_ring_fraction]");
         }
         if self.confirm_frames == 0 || self.background_every_frames == 0 || self.background_history_frames == 0 {
             return bad("confirm_frames, background_every_frames and background_history_frames must be ≥ 1");
@@ -317,11 +327,28 @@ impl PresenceDetector {
             }
         };
         let scores: Vec<(f32, f32)> = self.spots.iter().map(|s| (fraction(&s.disc), fraction(&s.ring))).collect();
+        // a disc's new edges alone: chip rims and inserts, which a drifting glare spot lacks
+        let edge_fraction = |px: &[u32]| -> f32 {
+            let new_edge = |&&o: &&u32| {
+                let i = o as usize * 3;
+                (gradient(&f, i, w, &gain) - gradient(reference, i, w, &[1.0; 3])).abs() > cfg.edge_levels
+            };
+            px.iter().filter(new_edge).count() as f32 / px.len().max(1) as f32
+        };
+        let edges: Vec<Option<f32>> = self
+            .spots
+            .iter()
+            .zip(&scores)
+            .map(|(s, &(_, ring))| {
+                (ring > cfg.disturbed_ring_fraction && ring <= cfg.occluded_ring_fraction)
+                    .then(|| edge_fraction(&s.disc))
+            })
+            .collect();
         let mut out = Vec::with_capacity(self.spots.len());
-        for (s, (score, ring_score)) in self.spots.iter_mut().zip(scores) {
+        for ((s, (score, ring_score)), edge) in self.spots.iter_mut().zip(scores).zip(edges) {
             let occluded = ring_score > cfg.occluded_ring_fraction;
             if !occluded {
-                let raw = score > cfg.present_fraction;
+                let raw = edge.unwrap_or(score) > cfg.present_fraction;
                 if !s.initialised {
                     s.present = raw;
                     s.initialised = true;
@@ -529,6 +556,69 @@ mod tests {
         }
         let _ = std::fs::remove_dir_all(&work);
         assert!(total.accuracy() >= 0.99, "per round {total:?}");
+    }
+
+    /// A glare spot drifting over an empty bet spot brightens the disc and its ring together: no
+    /// chips. A chip under the same glare shows its rim and inserts: chips.
+    #[test]
+    fn a_glare_spot_over_an_empty_spot_is_no_bet_and_a_chip_under_it_is() {
+        use crate::calib::layout::{default_pose, simulated_calibration};
+        use crate::calib::ZoneKind;
+        let (w, h) = (960, 540);
+        let g = simulated_calibration(RulesetId::Fortune3cp2025, "G1", w, h, &default_pose(), None)
+            .validate(std::path::Path::new("<test>"))
+            .unwrap();
+        let zone = g.calibration.zones.iter().find(|z| matches!(z.kind, ZoneKind::BetSpot { .. })).unwrap();
+        let ZoneKind::BetSpot { seat, bet } = zone.kind else { unreachable!() };
+        let centre = g.table_to_image(zone.polygon_mm.centroid()).unwrap();
+        let felt = [70.0, 120.0, 40.0]; // BGR
+        let image = |glare: bool, chip: bool| -> Mat {
+            let mut m =
+                Mat::new_rows_cols_with_default(h as i32, w as i32, core::CV_8UC3, core::Scalar::all(0.0)).unwrap();
+            for y in 0..h as i32 {
+                for x in 0..w as i32 {
+                    let d2 = (x as f64 - centre.x).powi(2) + (y as f64 - centre.y).powi(2);
+                    // the glare's peak a little off the spot, its tail over part of the ring
+                    let g2 = d2;
+                    let add = if glare { 46.0 * (-g2 / (2.0 * 20.0f64.powi(2))).exp() } else { 0.0 };
+                    let mut px = felt.map(|c| (c + add).min(255.0));
+                    let r = d2.sqrt();
+                    if chip && r < 11.0 {
+                        // a chip: a dark rim, light inserts at every other twelfth of a turn
+                        let a = (y as f64 - centre.y).atan2(x as f64 - centre.x);
+                        let insert = ((a / std::f64::consts::TAU * 12.0).floor() as i64).rem_euclid(2) == 0;
+                        px = if r > 8.0 {
+                            if insert {
+                                [235.0; 3]
+                            } else {
+                                [30.0, 30.0, 160.0]
+                            }
+                        } else {
+                            [200.0, 190.0, 230.0]
+                        };
+                    }
+                    *m.at_2d_mut::<core::Vec3b>(y, x).unwrap() = core::Vec3b::from(px.map(|c| c as u8));
+                }
+            }
+            m
+        };
+        let decide = |glare: bool, chip: bool| -> (bool, f32) {
+            let mut d = PresenceDetector::new(&g, &image(false, false), PresenceConfig::default()).unwrap();
+            let frame = image(glare, chip);
+            let mut last = None;
+            for n in 0..5 {
+                last = d.update(&frame, n as f64 * 33.3).unwrap().into_iter().find(|s| s.seat == seat && s.bet == bet);
+            }
+            let s = last.unwrap();
+            assert!(!s.occluded, "{s:?}");
+            (s.present, s.ring_score)
+        };
+        let (present, ring) = decide(true, false);
+        assert!((0.05..0.3).contains(&ring), "the glare reaches into the ring: {ring}");
+        assert!(!present, "glare alone is no bet");
+        assert!(decide(true, true).0, "a chip under the glare");
+        assert!(decide(false, true).0, "a chip without glare");
+        assert!(!decide(false, false).0, "the empty table");
     }
 
     #[test]

@@ -815,11 +815,14 @@ impl Recognizer {
             levels.push(half);
         }
         let levels = &levels;
-        let classifier = &mut self.classifier;
-        let min_conf = classifier.min_confidence();
-        let cut = classifier.patch_kind().corner_cut().expect("photo outlines are read by a card-corner classifier");
+        let min_conf = self.classifier.min_confidence();
         let mut patches = 0;
-        let mut read_views = |views: &[([Point; 4], u32)]| -> Result<ndarray::Array2<f32>, RecognizeError> {
+        // the views of `views` (each at its pyramid level) through `classifier`
+        let mut read_with = |classifier: &mut Classifier,
+                             views: &[([Point; 4], u32)]|
+         -> Result<ndarray::Array2<f32>, RecognizeError> {
+            let cut =
+                classifier.patch_kind().corner_cut().expect("photo outlines are read by a card-corner classifier");
             let (ph, pw) = cut.patch;
             let mut batch = Array4::<f32>::zeros((views.len(), 3, ph, pw));
             for ((view, k), mut slot) in views.iter().zip(batch.outer_iter_mut()) {
@@ -831,6 +834,7 @@ impl Recognizer {
             patches += views.len();
             Ok(classifier.classify(batch.view())?)
         };
+        let classifier = &mut self.classifier;
         // First pass: both diagonals of every outline, and each index proposal at the middle
         // card size.
         let first: Vec<([Point; 4], u32)> = quads
@@ -842,15 +846,25 @@ impl Recognizer {
             })
             .chain(glyphs.iter().map(|&(p, k)| (p.views()[1], k)))
             .collect();
-        let probs = read_views(&first)?;
+        let probs = read_with(classifier, &first)?;
         let row = |i: usize| probs.row(i).to_slice().expect("standard layout");
+        // the whole faces of both diagonals' views of every outline, with a whole-card classifier
+        let faces = match self.face.as_mut() {
+            Some(face) => Some(read_with(face, &first[..4 * quads.len()])?),
+            None => None,
+        };
+        let face_rows = |i: usize| -> Vec<&[f32]> {
+            faces
+                .as_ref()
+                .map_or_else(Vec::new, |f| (i..i + 2).map(|j| f.row(j).to_slice().expect("standard layout")).collect())
+        };
         let read: Vec<DetectedCard> = quads
             .iter()
             .enumerate()
             .filter_map(|(n, (quad, _))| {
                 let v = either_diagonal(
-                    classify::combine(&[row(4 * n), row(4 * n + 1)], min_conf),
-                    classify::combine(&[row(4 * n + 2), row(4 * n + 3)], min_conf),
+                    classify::combine_models(&[row(4 * n), row(4 * n + 1)], &face_rows(4 * n), min_conf),
+                    classify::combine_models(&[row(4 * n + 2), row(4 * n + 3)], &face_rows(4 * n + 2), min_conf),
                 )?;
                 Some(DetectedCard {
                     card: v.identity,
@@ -877,7 +891,7 @@ impl Recognizer {
                 [(v[0], k), (v[2], k)]
             })
             .collect();
-        let probs2 = read_views(&second)?;
+        let probs2 = read_with(classifier, &second)?;
         times.patches = patches;
         let mut glyph_reads: Vec<IndexRead> = Vec::new();
         let mut consider = |n: usize, r: &[f32]| {
