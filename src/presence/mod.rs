@@ -14,6 +14,10 @@
 //! * ring changed over [`PresenceConfig::occluded_ring_fraction`] → something
 //!   large (a hand, an arm, a sleeve) covers the spot and its surroundings: the
 //!   spot is reported *occluded* and keeps its previous decision;
+//! * ring changed over [`PresenceConfig::disturbed_ring_fraction`] (but not
+//!   occluded) → the felt around changed too, as under a drifting glare spot,
+//!   never for chips alone: the disc's share of *new edges* (chip rims and
+//!   inserts) above [`PresenceConfig::present_fraction`] means chips;
 //! * otherwise the disc's changed fraction (the `score`) above
 //!   [`PresenceConfig::present_fraction`] means chips;
 //! * a decision changes only after [`PresenceConfig::confirm_frames`]

@@ -181,10 +181,11 @@ pub struct RecognizerOptions {
     /// cards of a fan or a pile, [`locate::glyphs`]).
     pub index_glyphs: bool,
     /// A second classifier that reads each located card's *whole face* upright
-    /// ([`classify::CornerCut::FACE`]); its two views are combined with the index corners'
-    /// ([`classify::combine`]). At 1080p over a whole table an index prints 5–25 px high while
-    /// the pips stay countable (docs/recognition.md, "Whole-card classifier"). Read on calibrated
-    /// tables (cards measured on the table plane) and for known quads.
+    /// ([`classify::CornerCut::FACE`]); its two views are combined with the index corners', and
+    /// name a card only where those lean to it too ([`classify::combine_models`]). At 1080p over
+    /// a whole table an index prints 5–25 px high while the pips stay countable
+    /// (docs/recognition.md, "Whole-card classifier"). Read on table-plane cards, known quads and
+    /// photo outlines; not on index strips found without an outline.
     pub face_classifier: Option<PathBuf>,
 }
 
