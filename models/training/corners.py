@@ -3,6 +3,11 @@ card's own frame*, exactly as the Rust side cuts it from a located card (src/cla
 `corner_homography`, `cut_corner_patch`).
 
     python models/training/corners.py --faces var/faces --split train --n 200000 --out var/training/corners-train.npz
+    python models/training/corners.py --face --long-side 45,240 ... # whole-card patches (64 x 40)
+
+`--face` cuts the card's whole frame instead of its index corner (region 1 x 1, nets.FACE_H x
+FACE_W), with a hand's next card covering it from any side, for the whole-card classifier
+(models/face_classifier.onnx, docs/recognition.md "Whole-card classifier").
 
 Why upright: a located card's rectangle fixes its orientation up to a half turn, and both index
 corners of a standard card read upright from their own end (the bottom-right index is the
