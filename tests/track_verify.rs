@@ -654,11 +654,13 @@ fn clean_rounds_raise_nothing_and_settle_as_planned() {
 /// (Art. 5(3)–(4)), so its chips show only as chips on that spot. Without the backend's wagers
 /// the verifier cannot know whether community cards are due (Art. 11(3)): dealing them, or not,
 /// is no irregularity. (The demo's only Progressive round was flagged void for its community
-/// cards before.)
+/// cards before.) Dealt, they say a Progressive is on some Six Card Bonus spot: those hands'
+/// results are then unverified, with the reason.
 #[test]
 fn community_cards_are_no_flag_when_only_the_backend_knows_the_progressive() {
     let id = RulesetId::Fortune3cp2025;
     let mut dealt_community = 0;
+    let mut ambiguous = 0;
     for seed in 0..3u64 {
         let mut s = session(id, &[Scenario::Clean; 6], 700 + seed, Noise::realistic());
         for f in &mut s.frames {
@@ -692,9 +694,25 @@ fn community_cards_are_no_flag_when_only_the_backend_knows_the_progressive() {
             }
             let got = flags(evs);
             assert!(got.is_empty(), "seed {seed} round {i}: {got:?}");
+            // community cards dealt: a Progressive is on some Six Card Bonus spot, whose results
+            // no camera can then vouch for
+            let community =
+                r.plan.actions.iter().any(|a| matches!(&a.action, Action::Deal { to: Position::Community, .. }));
+            let outs = outcomes(evs);
+            let o = outs.last().expect("an outcome");
+            if community && o.status == "settled" {
+                assert_eq!(o.verification.status, VerificationStatus::Unverified, "seed {seed} round {i}");
+                assert!(
+                    o.verification.reasons.iter().any(|m| m.contains("may be a Progressive wager")),
+                    "seed {seed} round {i}: {:?}",
+                    o.verification.reasons
+                );
+                ambiguous += 1;
+            }
         }
     }
     assert!(dealt_community > 0, "no round dealt community cards: the test shows nothing");
+    assert!(ambiguous > 0, "no settled round with community cards: the reason is not shown");
 }
 
 #[test]

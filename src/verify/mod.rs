@@ -977,6 +977,18 @@ impl Verifier {
             }
             unsettled = true;
         }
+        // Community cards are dealt only for Progressive bets (fortune3cp-2025 Art. 11(3)); where
+        // the Progressive shares the Six Card Bonus spot and no backend named the wagers, the chips
+        // there may be either, so the results of those hands cannot be verified.
+        if voided.is_none() && self.progressive_present(r).is_none() && !community_cards.is_empty() {
+            for h in hands.iter().filter(|h| h.wagers.iter().any(|w| w.bet == BetKind::SixCardBonus)) {
+                reasons.push(format!(
+                    "seat {}: the chips on the Six Card Bonus spot may be a Progressive wager (community cards \
+                     were dealt, Art. 11(3); the backend's wagers tell)",
+                    h.seat.0
+                ));
+            }
+        }
         let progressive = hands.iter().any(|h| h.wagers.iter().any(|w| w.bet == BetKind::Progressive));
         let community_known: Vec<Card> = community_cards.iter().filter_map(|(_, c)| c.identity).collect();
         if voided.is_none() && progressive && community_known.len() != self.rs.community_cards as usize {
