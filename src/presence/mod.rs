@@ -309,6 +309,12 @@ impl PresenceDetector {
         let cfg = &self.config;
         let w = self.width as usize;
         let reference = &self.reference;
+        // Edges that the empty table does not have (chip outlines and inserts), which survive
+        // where glare washes the colours out.
+        let new_edge = |o: u32| -> bool {
+            let i = o as usize * 3;
+            (gradient(&f, i, w, &gain) - gradient(reference, i, w, &[1.0; 3])).abs() > cfg.edge_levels
+        };
         let changed = |o: u32| -> bool {
             let i = o as usize * 3;
             let colour = (0..3).any(|c| {
@@ -316,36 +322,25 @@ impl PresenceDetector {
                 let v = f[i + c] as f32 / gain[c];
                 (v - r).abs() > cfg.diff_levels + cfg.diff_relative * r.min(255.0 - r)
             });
-            colour || {
-                // Edges that the empty table does not have (chip outlines and
-                // inserts), which survive where glare washes the colours out.
-                let (gf, gr) = (gradient(&f, i, w, &gain), gradient(reference, i, w, &[1.0; 3]));
-                (gf - gr).abs() > cfg.edge_levels
-            }
+            colour || new_edge(o)
         };
-        let fraction = |px: &[u32]| -> f32 {
+        let fraction = |px: &[u32], test: &dyn Fn(u32) -> bool| -> f32 {
             if px.is_empty() {
                 0.0
             } else {
-                px.iter().filter(|&&o| changed(o)).count() as f32 / px.len() as f32
+                px.iter().filter(|&&o| test(o)).count() as f32 / px.len() as f32
             }
         };
-        let scores: Vec<(f32, f32)> = self.spots.iter().map(|s| (fraction(&s.disc), fraction(&s.ring))).collect();
-        // a disc's new edges alone: chip rims and inserts, which a drifting glare spot lacks
-        let edge_fraction = |px: &[u32]| -> f32 {
-            let new_edge = |&&o: &&u32| {
-                let i = o as usize * 3;
-                (gradient(&f, i, w, &gain) - gradient(reference, i, w, &[1.0; 3])).abs() > cfg.edge_levels
-            };
-            px.iter().filter(new_edge).count() as f32 / px.len().max(1) as f32
-        };
+        let scores: Vec<(f32, f32)> =
+            self.spots.iter().map(|s| (fraction(&s.disc, &changed), fraction(&s.ring, &changed))).collect();
+        // a disturbed ring: the disc's new edges alone, which a drifting glare spot lacks
         let edges: Vec<Option<f32>> = self
             .spots
             .iter()
             .zip(&scores)
             .map(|(s, &(_, ring))| {
                 (ring > cfg.disturbed_ring_fraction && ring <= cfg.occluded_ring_fraction)
-                    .then(|| edge_fraction(&s.disc))
+                    .then(|| fraction(&s.disc, &new_edge))
             })
             .collect();
         let mut out = Vec::with_capacity(self.spots.len());

@@ -694,8 +694,7 @@ impl Recognizer {
         }
         let batch = cut_batch(image, kind, &jobs)?;
         let probs = self.classifier.classify(batch.view())?;
-        let ordered: Vec<Quad> = quads.iter().map(|q| order_quad(*q)).collect();
-        let face_probs = self.read_faces(image, &ordered)?;
+        let face_probs = self.read_faces(image, quads)?;
         let min_conf = self.classifier.min_confidence();
         Ok((0..quads.len())
             .map(|k| {
