@@ -455,7 +455,11 @@ pub fn combine(patches: &[&[f32]], min_confidence: f32) -> Verdict {
 /// ace of clubs taken for the ace of spades, a crop straddling two cards counting a
 /// neighbour's pips, half a card over the felt taken for a back — and in each of those the
 /// index corners leaned elsewhere (docs/recognition.md, "Whole-card classifier"). Without
-/// that support the card is `unknown` and keeps its reading for the tracker.
+/// that support the card is `unknown`, and its reading too is dropped: a tracker confirms a
+/// card from agreeing unsure readings of many frames, and a whole-card view that is steadily
+/// wrong on a design (a queen of clubs read as the queen of spades in every frame) would
+/// otherwise confirm its wrong card that way. Two models that disagree are no reading, as two
+/// confident patches that disagree are none.
 pub fn combine_models(index: &[&[f32]], face: &[&[f32]], min_confidence: f32) -> Verdict {
     let all: Vec<&[f32]> = index.iter().chain(face).copied().collect();
     let joint = combine(&all, min_confidence);
@@ -463,16 +467,17 @@ pub fn combine_models(index: &[&[f32]], face: &[&[f32]], min_confidence: f32) ->
         return joint;
     }
     let by_index = combine(index, min_confidence);
+    let leans = joint.reading.is_some() && by_index.reading == joint.reading;
     let supported = match joint.identity {
-        CardIdentity::Card(_) => by_index.reading == joint.reading,
+        CardIdentity::Card(_) => leans,
         CardIdentity::Back => by_index.informative > 0 && by_index.face < 0.5,
         CardIdentity::Unknown => true,
     };
-    if supported {
-        joint
-    } else {
-        Verdict { identity: CardIdentity::Unknown, ..joint }
+    let identity = if supported { joint.identity } else { CardIdentity::Unknown };
+    if joint.reading.is_some() && !leans {
+        return Verdict { identity, reading: None, conflict: true, ..joint };
     }
+    Verdict { identity, ..joint }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -755,6 +760,15 @@ mod tests {
         let face = probs(&[(ace_spades, 0.999_999)]);
         let v = combine_models(&[&corner, &corner], &[&face, &face], 0.999);
         assert_eq!(v.identity, CardIdentity::Unknown);
+        assert_eq!(v.reading, None, "a reading the corners do not lean to is no vote for the tracker");
+        // unsure faces of AS over corners leaning to AC: no reading either
+        let unsure_face = probs(&[(ace_spades, 0.9)]);
+        let v = combine_models(&[&corner, &corner], &[&unsure_face], 0.999);
+        assert_eq!((v.identity, v.reading), (CardIdentity::Unknown, None), "{v:?}");
+        // unsure faces agreeing with unsure corners: unknown, read AS
+        let leaning = probs(&[(ace_spades, 0.6), (ace_clubs, 0.3)]);
+        let v = combine_models(&[&leaning], &[&unsure_face], 0.9999);
+        assert_eq!((v.identity, v.reading), (CardIdentity::Unknown, Some("AS".parse::<Card>().unwrap())), "{v:?}");
         assert_eq!(
             combine(&[&corner, &corner, &face, &face], 0.999).identity,
             named("AS"),
