@@ -461,6 +461,8 @@ struct Track {
     hidden: bool,
     /// Fastest step (mm/frame) of the card's flight so far (a new card's).
     peak_step: f64,
+    /// Detections in a row that found it moving (see [`LOST_IN_PLACE_SHARE`]).
+    moving_frames: u32,
     /// Where a card brought in from off the table slowed down inside a zone,
     /// and its step there: see [`TOUCH_DOWN_RISE`].
     dip: Option<(TableZone, f64)>,
@@ -580,6 +582,12 @@ const MOVED_SHARE: f64 = 0.25;
 /// Two tracks first seen and arriving within this many frames of each other can be one card
 /// measured as two pieces (see `Tracker::split_arrival`).
 const SPLIT_FRAMES: u64 = 2;
+/// A card lost in its zone after a single step off where it lay still, within this share of a
+/// card's width of that place, and together with more cards of its zone that lay still as they
+/// vanished than moved, was lost in place: an arm coming over a hand cuts the cards' outlines,
+/// so some cards' last measured centres jump a few millimetres, which reads as speed. A hand
+/// being gathered moves its cards; a card taken vanishes alone.
+const LOST_IN_PLACE_SHARE: f64 = 0.5;
 
 impl Tracker {
     /// A tracker for a table playing `ruleset`, with its calibration.
@@ -786,7 +794,7 @@ impl Tracker {
             }
             // A card seen once, in the last frame: its speed is unknown.
             let newborn = !t.confirmed && t.hits == 1 && t.missed == 0 && after_deal && !self.near_shoe(t.born);
-            for (oi, (p, _)) in points.iter().enumerate() {
+            for (oi, (p, o)) in points.iter().enumerate() {
                 let d = pred.dist(*p);
                 if newborn && d > gate && d <= self.opts.birth_gate_mm {
                     // Ranked after every pairing inside a gate (stale ones
@@ -799,7 +807,18 @@ impl Tracker {
                     // dealer's hand) yields to any other track: a card of the
                     // redeal landing where it lay is the new card.
                     let stale = if t.abandoned && t.missed > 0 { 1.0 } else { 0.0 };
-                    pairs.push((d / gate + stale, ti, oi));
+                    // A detection read surely as another card than the track's yields to
+                    // any other track too: in a tight hand a track pulled onto a
+                    // neighbour's detection (the neighbour's own unseen for a frame) would
+                    // take that card's identity, and the hand would read one card twice or
+                    // a card changed.
+                    let other_card = match (t.identity, o.face) {
+                        (Some(c), ObservedFace::Card(r)) => {
+                            r != c && t.face_up && o.confidence >= self.opts.min_identity_confidence
+                        }
+                        _ => false,
+                    };
+                    pairs.push((d / gate + stale + f64::from(u8::from(other_card)), ti, oi));
                 }
             }
         }
@@ -926,6 +945,7 @@ impl Tracker {
                     arrived_at: 0,
                     hidden: false,
                     peak_step: 0.0,
+                    moving_frames: 0,
                     dip: None,
                 });
             }
@@ -985,6 +1005,16 @@ impl Tracker {
                 gone.push(ti);
             }
         }
+        // Cards of a zone lost this frame, by the frame they were last seen: how many lay still
+        // as they vanished, less how many moved. Mostly still: an arm over the hand, not a hand
+        // being gathered (its cards all move).
+        let settle = self.opts.settle_speed_mm;
+        let mut still_lost: BTreeMap<(TableZone, u64), i32> = BTreeMap::new();
+        for t in gone.iter().map(|&ti| &self.tracks[ti]).filter(|t| t.confirmed) {
+            if let Some(z) = t.zone {
+                *still_lost.entry((z, t.last_seen)).or_default() += if t.speed() <= settle { 1 } else { -1 };
+            }
+        }
         for &ti in gone.iter().rev() {
             let t = self.tracks.remove(ti);
             if !t.confirmed || t.abandoned && t.zone.is_none() {
@@ -998,7 +1028,10 @@ impl Tracker {
                 }
                 continue;
             }
-            let moving = t.speed() > self.opts.settle_speed_mm;
+            let in_place = t.zone.is_some_and(|z| still_lost.get(&(z, t.last_seen)).is_some_and(|&n| n > 0))
+                && t.moving_frames <= 1
+                && t.pos.dist(t.home) <= LOST_IN_PLACE_SHARE * self.geometry.calibration.card_size_mm[0];
+            let moving = t.speed() > settle && !in_place;
             let home = t.zone.or(t.left_from).filter(|z| *z != TableZone::Discard);
             // Collected cards stack up in the discard rack and hide each other
             // on the way there; a card lost from a hand that is being gathered
@@ -1161,6 +1194,7 @@ impl Tracker {
 
     fn update_track(&mut self, ti: usize, p: Point, o: &CardObservation) -> TrackChanges {
         let opts = self.opts.clone();
+        let moved = MOVED_SHARE * self.geometry.calibration.card_size_mm[0];
         let zone_here = self.zone_of(p);
         let extra = zone_here.filter(|z| self.appeared_in_full(ti, *z));
         let settle_frames = match extra {
@@ -1189,8 +1223,14 @@ impl Tracker {
         t.vel = [keep * t.vel[0] + (1.0 - keep) * step[0] / frames, keep * t.vel[1] + (1.0 - keep) * step[1] / frames];
         t.pos = p;
         if t.zone.is_some() && step_speed <= opts.settle_speed_mm {
+            // Found still off the place it lay still: it jumped onto another piece (a
+            // neighbour's card, say), and a new track may take up the card it left.
+            if t.arrived && t.home.dist(p) > moved {
+                t.moved_from = Some((t.home, t.last_seen));
+            }
             t.home = p;
         }
+        t.moving_frames = if step_speed > opts.settle_speed_mm { t.moving_frames + 1 } else { 0 };
         t.missed = 0;
         t.hits += 1;
         if t.hits >= opts.confirm_hits {
@@ -1309,26 +1349,31 @@ impl Tracker {
         (in_view + hidden) as u32
     }
 
-    /// A card of `zone` lost face down and track `ti` arriving face up near it after the deal:
-    /// the card turned over (a stud hand turned face up comes down off its place, under the
-    /// hand that turns it), not a card taken and another put in its place. A swap in a face-down
-    /// hand brings a face-down card. The lost track takes the new one's place, reported turned.
-    fn took_over_a_turned_card(
-        &mut self,
-        ti: usize,
-        zone: TableZone,
-        frame: u64,
-        out: &mut Vec<TrackEventKind>,
-    ) -> bool {
-        let (pos, read) = (self.tracks[ti].pos, self.tracks[ti].identity);
+    /// A card of `zone` lost, and track `ti` arriving near it after the deal: the same card,
+    /// not a card taken and another put in its place, when either
+    /// - `ti` arrives face up where the lost card lay face down: the card turned over (a stud
+    ///   hand turned face up comes down off its place, under the hand that turns it; a swap in a
+    ///   face-down hand brings a face-down card), or
+    /// - at the reveal, `ti` was first seen inside the zone and the lost card went unseen in its
+    ///   place: measured again after the dealer's hands turned and squared the hand. A swap
+    ///   carries the card off, but the card put in its place may be first seen only as it
+    ///   lands (the dealer's hand over its flight), and so may the card taken away vanish in
+    ///   place: before the reveal, when no hand is handled, that is a swap.
+    ///
+    /// The lost track takes the new one's place, reported turned if its face changed.
+    fn took_over_a_lost_card(&mut self, ti: usize, zone: TableZone, frame: u64, out: &mut Vec<TrackEventKind>) -> bool {
+        let (pos, read, face_up) = (self.tracks[ti].pos, self.tracks[ti].identity, self.tracks[ti].face_up);
+        let born_here = self.zone_of(self.tracks[ti].born) == Some(zone)
+            && matches!(self.phase, RoundPhase::Reveal | RoundPhase::Settlement);
         let reach = self.geometry.calibration.card_size_mm[1];
+        let in_place = LOST_IN_PLACE_SHARE * self.geometry.calibration.card_size_mm[0];
         let turned = self
             .lost
             .iter()
             .enumerate()
             .filter(|(_, (o, _))| {
                 o.zone == Some(zone)
-                    && !o.face_up
+                    && (born_here && o.pos.dist(o.home) <= in_place || face_up && !o.face_up)
                     && !o.abandoned
                     && o.pos.dist(pos) < reach
                     && (o.identity.is_none() || o.identity == read)
@@ -1573,7 +1618,7 @@ impl Tracker {
                 return true;
             }
             if matches!(phase, RoundPhase::Decisions | RoundPhase::Reveal | RoundPhase::Settlement) {
-                if face_up && self.took_over_a_turned_card(ti, zone, frame, out) {
+                if self.took_over_a_lost_card(ti, zone, frame, out) {
                     return true;
                 }
                 if self.took_over_from_a_twin(ti, zone, frame, out) {
@@ -2301,5 +2346,115 @@ mod tests {
             _ => None,
         });
         assert_eq!(turned, middle.next_back().map(|t| (t, TableZone::Seat(3))), "{after:?}");
+    }
+
+    /// Stud seed 8: the dealer's arm came over the dealer's hand and seat 4's, cutting the
+    /// cards' outlines, so that two cards' last centres jumped a few millimetres toward the
+    /// discard rack before the cards went unseen for 22 frames. Taken for cards on their way to
+    /// the rack, they ended the reveal; seen again, they were dealt a second time.
+    #[test]
+    fn a_hand_lost_under_the_arm_after_a_small_jump_stays_in_place() {
+        let (_, g) = tracker();
+        let rack = zone_centre(&g, ZoneKind::Discard);
+        let deal = deal_seat_3_and_dealer(300, |i, n, p| match (i, n) {
+            (0..=2, 201..=225) => vec![],
+            (1, 200) => {
+                // its last centre 20 mm toward the rack
+                let (dx, dy) = (rack.x - p.x, rack.y - p.y);
+                let d = dx.hypot(dy);
+                vec![(Point::new(p.x + 20.0 * dx / d, p.y + 20.0 * dy / d), None)]
+            }
+            _ => vec![(p, None)],
+        });
+        assert!(deal.decisions_at.is_some_and(|d| d < 200), "{:?}", deal.decisions_at);
+        let after: Vec<&TrackEventKind> = deal.events.iter().filter(|(n, _)| *n >= 200).map(|(_, e)| e).collect();
+        assert!(
+            !after.iter().any(|e| matches!(
+                e,
+                TrackEventKind::Moved { .. }
+                    | TrackEventKind::Removed { .. }
+                    | TrackEventKind::Dealt { .. }
+                    | TrackEventKind::Folded { .. }
+                    | TrackEventKind::Phase { .. }
+            )),
+            "{after:?}"
+        );
+    }
+
+    /// Stud seed 8: the dealer squared a face-down hand at the reveal, and one of its cards,
+    /// unseen for a second, was measured again first as a piece off its place, inside the hand,
+    /// then at its place. It was reported taken and another put in its place (a swap).
+    #[test]
+    fn a_lost_card_found_again_inside_its_hand_is_not_a_new_card() {
+        // the dealer's cards are turned face up from frame 180 (the reveal); seat 3's middle card
+        // goes unseen at frame 200
+        let dealer: [Card; 3] = ["2S", "7D", "KC"].map(|c| c.parse().unwrap());
+        let squared = |i: usize, n: u64, p: Point| match (i, n) {
+            (3..=5, 180..) => vec![(p, Some(dealer[i - 3]))],
+            (1, 200..=229) => vec![],
+            (1, 230..=233) => vec![(Point::new(p.x, p.y + 50.0), None)],
+            (1, 234..) => vec![(Point::new(p.x + 5.0, p.y + 22.0), None)],
+            _ => vec![(p, None)],
+        };
+        let deal = deal_seat_3_and_dealer(320, squared);
+        let revealed = deal
+            .events
+            .iter()
+            .any(|(n, e)| *n < 200 && matches!(e, TrackEventKind::Phase { to: RoundPhase::Reveal, .. }));
+        assert!(revealed, "{:?}", deal.events);
+        let after: Vec<&TrackEventKind> = deal.events.iter().filter(|(n, _)| *n >= 200).map(|(_, e)| e).collect();
+        assert!(
+            !after.iter().any(|e| matches!(e, TrackEventKind::Dealt { .. } | TrackEventKind::Removed { .. })),
+            "{after:?}"
+        );
+        // before the reveal, when no hand is handled, the same sight is a swap: a card taken
+        // away under the dealer's hand and another landing in its place
+        let deal = deal_seat_3_and_dealer(320, |i, n, p| if i >= 3 { vec![(p, None)] } else { squared(i, n, p) });
+        let after: Vec<&TrackEventKind> = deal.events.iter().filter(|(n, _)| *n >= 200).map(|(_, e)| e).collect();
+        assert!(after.iter().any(|e| matches!(e, TrackEventKind::Removed { .. })), "{after:?}");
+        assert!(after.iter().any(|e| matches!(e, TrackEventKind::Dealt { .. })), "{after:?}");
+    }
+
+    /// Stud seed 8: in a tight face-up hand the dealer's fingers made both of two cards jump
+    /// toward one side for a frame, then hid the first; its track, carried on by the jump, took
+    /// the neighbour's detection, the neighbour's track was lost, and the first card, seen
+    /// again, came as a new card: a swap and a removal, though no card moved.
+    #[test]
+    fn a_track_does_not_take_a_detection_read_as_another_card() {
+        let (mut t, g) = tracker();
+        let hand = hand_centre(&g, 3);
+        let (a, b): (Card, Card) = ("7H".parse().unwrap(), "9C".parse().unwrap());
+        let (pa, pb) = (hand, Point::new(hand.x + 25.0, hand.y));
+        let face_at = |p: Point, c: Card| CardObservation {
+            face: ObservedFace::Card(c),
+            confidence: 0.9999,
+            face_up: true,
+            ..back_at(&g, p)
+        };
+        let mut changed = Vec::new();
+        for n in 0..170u64 {
+            let k = n.min(15) as f64;
+            let lift = 15.0 * (15.0 - k);
+            let cards = match n {
+                // the fingers come over a's card: both measured off toward b's side for a frame
+                // (a's as a piece of it), then a's unseen
+                100 => vec![face_at(Point::new(pa.x + 10.0, pa.y), a), face_at(Point::new(pb.x + 12.0, pb.y), b)],
+                101..=125 => vec![face_at(pb, b)],
+                _ => vec![face_at(Point::new(pa.x, pa.y + lift), a), face_at(Point::new(pb.x, pb.y + lift), b)],
+            };
+            let obs = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![] };
+            for e in t.push(&obs) {
+                if matches!(
+                    e.kind,
+                    TrackEventKind::Identified { previous: Some(_), .. } | TrackEventKind::Removed { .. }
+                ) {
+                    changed.push((n, e.kind));
+                }
+            }
+        }
+        assert!(changed.is_empty(), "{changed:?}");
+        let at = |c: Card| t.tracks.iter().find(|x| x.identity == Some(c)).map(|x| x.pos);
+        assert!(at(a).is_some_and(|p| p.dist(pa) < 5.0), "{:?} vs {pa:?}", at(a));
+        assert!(at(b).is_some_and(|p| p.dist(pb) < 5.0), "{:?} vs {pb:?}", at(b));
     }
 }
