@@ -624,16 +624,10 @@ impl Recognizer {
         times.classifier_ms = ms(t2);
 
         let min_conf = self.classifier.min_confidence();
-        let rows = |ids: &[usize]| -> Vec<&[f32]> {
-            ids.iter().map(|&n| probs.row(n).to_slice().expect("standard layout")).collect()
-        };
         let mut out = Vec::with_capacity(cards.len() + loose.len());
         for (k, card) in cards.iter().enumerate() {
-            let faces: Vec<&[f32]> = match &face_probs {
-                Some(fp) => face_rows[k].iter().map(|&n| fp.row(n).to_slice().expect("standard layout")).collect(),
-                None => Vec::new(),
-            };
-            let v = classify::combine_models(&rows(&card_patches[k]), &faces, min_conf);
+            let faces = face_probs.as_ref().map_or_else(Vec::new, |fp| prob_rows(fp, face_rows[k].iter().copied()));
+            let v = classify::combine_models(&prob_rows(&probs, card_patches[k].iter().copied()), &faces, min_conf);
             // A card read on a "face-down" card is a face whose print the white share missed
             // (a court card's picture, dim light, cream stock); so is one the classifier
             // clearly sees a face on, even before it can tell which.
@@ -698,13 +692,8 @@ impl Recognizer {
         let min_conf = self.classifier.min_confidence();
         Ok((0..quads.len())
             .map(|k| {
-                let rows: Vec<&[f32]> =
-                    (0..2).map(|j| probs.row(2 * k + j).to_slice().expect("standard layout")).collect();
-                let faces: Vec<&[f32]> = match &face_probs {
-                    Some(fp) => (0..2).map(|j| fp.row(2 * k + j).to_slice().expect("standard layout")).collect(),
-                    None => Vec::new(),
-                };
-                classify::combine_models(&rows, &faces, min_conf)
+                let faces = face_probs.as_ref().map_or_else(Vec::new, |fp| prob_rows(fp, 2 * k..2 * k + 2));
+                classify::combine_models(&prob_rows(&probs, 2 * k..2 * k + 2), &faces, min_conf)
             })
             .collect())
     }
@@ -853,11 +842,7 @@ impl Recognizer {
             Some(face) => Some(read_with(face, &first[..4 * quads.len()])?),
             None => None,
         };
-        let face_rows = |i: usize| -> Vec<&[f32]> {
-            faces
-                .as_ref()
-                .map_or_else(Vec::new, |f| (i..i + 2).map(|j| f.row(j).to_slice().expect("standard layout")).collect())
-        };
+        let face_rows = |i: usize| faces.as_ref().map_or_else(Vec::new, |f| prob_rows(f, i..i + 2));
         let read: Vec<DetectedCard> = quads
             .iter()
             .enumerate()
@@ -1105,6 +1090,11 @@ fn suppress_overlaps(mut cards: Vec<DetectedCard>) -> Vec<DetectedCard> {
 enum PatchJob {
     Box(classify::PatchRect),
     Corner([Point; 4]),
+}
+
+/// Rows `ids` of a classifier's probabilities, one slice per patch.
+fn prob_rows(probs: &ndarray::Array2<f32>, ids: impl IntoIterator<Item = usize>) -> Vec<&[f32]> {
+    ids.into_iter().map(|n| probs.row(n).to_slice().expect("standard layout")).collect()
 }
 
 /// Loads [`RecognizerOptions::face_classifier`]: a card-corner classifier whose cut is the whole

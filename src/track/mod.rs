@@ -469,6 +469,11 @@ struct Track {
 }
 
 impl Track {
+    /// Whether its last place lies within [`LOST_IN_PLACE_SHARE`] of a card's width (`card_w`)
+    /// of where it lay still.
+    fn near_home(&self, card_w: f64) -> bool {
+        self.pos.dist(self.home) <= LOST_IN_PLACE_SHARE * card_w
+    }
     fn speed(&self) -> f64 {
         self.vel[0].hypot(self.vel[1])
     }
@@ -1030,7 +1035,7 @@ impl Tracker {
             }
             let in_place = t.zone.is_some_and(|z| still_lost.get(&(z, t.last_seen)).is_some_and(|&n| n > 0))
                 && t.moving_frames <= 1
-                && t.pos.dist(t.home) <= LOST_IN_PLACE_SHARE * self.geometry.calibration.card_size_mm[0];
+                && t.near_home(self.geometry.calibration.card_size_mm[0]);
             let moving = t.speed() > settle && !in_place;
             let home = t.zone.or(t.left_from).filter(|z| *z != TableZone::Discard);
             // Collected cards stack up in the discard rack and hide each other
@@ -1365,15 +1370,14 @@ impl Tracker {
         let (pos, read, face_up) = (self.tracks[ti].pos, self.tracks[ti].identity, self.tracks[ti].face_up);
         let born_here = self.zone_of(self.tracks[ti].born) == Some(zone)
             && matches!(self.phase, RoundPhase::Reveal | RoundPhase::Settlement);
-        let reach = self.geometry.calibration.card_size_mm[1];
-        let in_place = LOST_IN_PLACE_SHARE * self.geometry.calibration.card_size_mm[0];
+        let [card_w, reach] = self.geometry.calibration.card_size_mm;
         let turned = self
             .lost
             .iter()
             .enumerate()
             .filter(|(_, (o, _))| {
                 o.zone == Some(zone)
-                    && (born_here && o.pos.dist(o.home) <= in_place || face_up && !o.face_up)
+                    && (born_here && o.near_home(card_w) || face_up && !o.face_up)
                     && !o.abandoned
                     && o.pos.dist(pos) < reach
                     && (o.identity.is_none() || o.identity == read)
