@@ -49,7 +49,7 @@ lint: setup
 	$(CARGO) fmt --check
 	$(CARGO) clippy --release --all-targets -- -D warnings
 
-## fixtures: regenerate the test models in models/fixtures/ (affine_softmax, locator_tiny, classifier_tiny, classifier_corner_tiny; needs PyPI for the `onnx` package)
+## fixtures: regenerate the test models in models/fixtures/ (affine_softmax, locator_tiny, classifier_tiny, classifier_corner_tiny, classifier_face_tiny, classifier_glyph_tiny; needs PyPI for the `onnx` package)
 fixtures:
 	$(PYTHON) scripts/make_fixture_model.py
 	$(PYTHON) scripts/make_recognition_fixtures.py

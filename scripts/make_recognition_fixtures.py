@@ -13,6 +13,7 @@ independently of, the trained models:
                      output "probs" float32 [N, 54] = softmax(...)
     classifier_corner_tiny  input "patch" float32 [N, 3, 48, 32] (v2, card-corner patches)
     classifier_face_tiny    input "patch" float32 [N, 3, 64, 40] (v2, whole-card patches)
+    classifier_glyph_tiny   input "patch" float32 [N, 3, 48, 32] (v2, index glyph views)
 
 The weights come from a fixed numpy seed, so the files are reproducible. Their outputs mean
 nothing; the geometry biases only keep the decoded sizes in a plausible range (cards ~72 x 50 px,
@@ -145,14 +146,17 @@ def locator(rng):
     save(model, props, "locator_tiny.onnx")
 
 
-def classifier(rng, corner=False, face=False):
+def classifier(rng, corner=False, face=False, glyph=False):
     """v1 (index-box patches 40 x 40) or, with `corner`, v2 (upright card-corner patches 48 x 32,
-    src/classify cut_corner_patch), or with `face` v2's whole-card cut (64 x 40, region 1,1)."""
+    src/classify cut_corner_patch), or with `face` v2's whole-card cut (64 x 40, region 1,1), or
+    with `glyph` v2's index glyph views (48 x 32, region 1,1, patch kind index_glyphs)."""
     from onnx import TensorProto, helper
 
-    corner = corner or face
+    corner = corner or face or glyph
     if face:
         shape, pool, name = [FACE_H, FACE_W], 8, "classifier_face_tiny"
+    elif glyph:
+        shape, pool, name = [CORNER_H, CORNER_W], 16, "classifier_glyph_tiny"
     elif corner:
         shape, pool, name = [CORNER_H, CORNER_W], 16, "classifier_corner_tiny"
     else:
@@ -192,8 +196,8 @@ def classifier(rng, corner=False, face=False):
         "tablecam.fixture": name,
     }
     if corner:
-        props["tablecam.patch_kind"] = "card_corner"
-        props["tablecam.corner"] = "1,1" if face else f"{CORNER_U},{CORNER_V}"
+        props["tablecam.patch_kind"] = "index_glyphs" if glyph else "card_corner"
+        props["tablecam.corner"] = "1,1" if face or glyph else f"{CORNER_U},{CORNER_V}"
     save(model, props, name + ".onnx")
 
 
@@ -207,3 +211,4 @@ if __name__ == "__main__":
     classifier(rng)
     classifier(rng, corner=True)
     classifier(rng, face=True)
+    classifier(rng, glyph=True)

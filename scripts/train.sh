@@ -4,7 +4,8 @@
 #   2. the simulator's detection dataset (datasets/generated/detect), if missing
 #   3. the locator, then the card-corner classifier (patches synthesised from the deck artwork,
 #      models/training/corners.py, and index patches of the real photos' train half), then the
-#      whole-card classifier (corners.py --face); all exported to models/*.onnx with their checks.
+#      whole-card classifier (corners.py --face), then the glyph classifier (glyph_patches.py);
+#      all exported to models/*.onnx with their checks.
 # Seeds are fixed; the real photos are read from ../shared/real-cards (train half only,
 # see models/training/real_split.json). Override steps with LOCATOR_STEPS / CLASSIFIER_STEPS.
 set -euo pipefail
@@ -101,4 +102,28 @@ if [ -z "${SKIP_FACE:-}" ]; then
     --init-convs "$T/corner-classifier.pkl" --ckpt "$T/face-classifier.pkl" \
     --out models/face_classifier.onnx --faces "$F"
 fi
-sha256sum models/locator.onnx models/classifier.onnx models/face_classifier.onnx
+# The glyph classifier (models/glyph_classifier.onnx, docs/recognition.md "the glyph classifier"): the
+# indexes of uncalibrated photos found as rank-over-suit glyph pairs, each cut centred on its own
+# glyphs, on simulator faces and on the real photos' train half (35 % of each batch); the held-out
+# half is only reported. Its convolutions start from the corner classifier's. SKIP_GLYPH=1 leaves
+# it out (the committed one stays).
+if [ -z "${SKIP_GLYPH:-}" ]; then
+  echo "== glyph classifier"
+  G="$T/glyph"
+  mkdir -p "$G"
+  for half in train test; do
+    [ -s "$G/real-$half.npz" ] || "$VENV/bin/python" models/training/glyph_patches.py --real ../shared/real-cards \
+      --real-files "$half" --out "$G/real-$half.npz"
+  done
+  for split in val:2:60000 train:1:${GLYPH_PATCHES:-80000}; do
+    IFS=: read -r name seed n <<<"$split"
+    [ -s "$G/$name.npz" ] || "$VENV/bin/python" models/training/glyph_patches.py --faces "$F" --split "$name" \
+      --seed "$seed" --n "$n" --out "$G/$name.npz"
+  done
+  "$VENV/bin/python" models/training/train_corner.py --glyph --train "$G/train.npz" \
+    --train-extra "$G/real-train.npz" --extra-share 0.35 --val "$G/val.npz" --test "" \
+    --real-test "$G/real-test.npz" --steps "${GLYPH_STEPS:-4000}" --seed 1 \
+    --init-convs "$T/corner-classifier.pkl" --ckpt "$G/glyph-classifier.pkl" \
+    --out models/glyph_classifier.onnx --faces "$F"
+fi
+sha256sum models/locator.onnx models/classifier.onnx models/face_classifier.onnx models/glyph_classifier.onnx

@@ -207,6 +207,52 @@ fn a_whole_card_classifier_adds_its_views_to_each_cards_verdict() {
     assert!(e.contains("classifier_corner_tiny.onnx") && e.contains("not a whole-card classifier"), "{e}");
 }
 
+/// A glyph classifier (`RecognizerOptions::glyph_classifier`) reads every index proposal of an
+/// uncalibrated photo once, in place of the card classifier's guessed card corners; given as
+/// the card classifier, or a card classifier given as it, it is refused naming the file.
+#[test]
+fn a_glyph_classifier_reads_each_index_proposal_of_a_photo_once() {
+    let glyph_fixture = root().join("models/fixtures/classifier_glyph_tiny.onnx");
+    let corner_fixture = root().join("models/fixtures/classifier_corner_tiny.onnx");
+    let glyph = Classifier::load(&glyph_fixture, &SessionOptions::default()).unwrap();
+    assert_eq!(glyph.patch_kind(), PatchKind::IndexGlyphs);
+
+    let (frame, _, _) = table_frame(4);
+    let options = |index_glyphs: bool, glyph: Option<&Path>| tablecam::recognize::RecognizerOptions {
+        min_index_px: 8.0,
+        index_glyphs,
+        glyph_classifier: glyph.map(Path::to_path_buf),
+        ..Default::default()
+    };
+    let run = |o| {
+        let mut r = Recognizer::with_options(locator_fixture(), &corner_fixture, o).unwrap();
+        r.recognize_timed(&frame, None).unwrap().1.patches
+    };
+    let outlines_only = run(options(false, None));
+    let guessed = run(options(true, None));
+    let with_glyphs = run(options(true, Some(&glyph_fixture)));
+    let proposals = |reach| {
+        tablecam::locate::glyphs::index_proposals(&frame, reach)
+            .unwrap()
+            .into_iter()
+            .filter(|p| p.height() >= 8.0)
+            .count()
+    };
+    let (glyph_reach, corner_reach) =
+        (proposals(tablecam::locate::glyphs::GLYPH_PAIR_REACH), proposals(tablecam::locate::glyphs::CORNER_PAIR_REACH));
+    assert!(corner_reach > 0, "the frame's indexes are proposed");
+    assert!(glyph_reach >= corner_reach, "the glyph classifier's pairs reach further");
+    assert_eq!(with_glyphs, outlines_only + glyph_reach, "one glyph view per proposal");
+    assert!(guessed > outlines_only + corner_reach, "the card classifier reads each at one size or three: {guessed}");
+
+    let e = Recognizer::with_options(locator_fixture(), &glyph_fixture, options(true, None)).unwrap_err().to_string();
+    assert!(e.contains("classifier_glyph_tiny.onnx") && e.contains("is a glyph classifier"), "{e}");
+    let e = Recognizer::with_options(locator_fixture(), &corner_fixture, options(true, Some(&corner_fixture)))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("classifier_corner_tiny.onnx") && e.contains("not a glyph classifier"), "{e}");
+}
+
 #[test]
 fn corrupted_and_truncated_models_name_the_file() {
     let dir = TempDir::new("corrupt");
@@ -408,6 +454,11 @@ fn committed_models_meet_their_contracts() {
     assert_eq!(face.designs(), classifier.designs(), "both classifiers are trained on the same decks");
     let probs = face.classify(ndarray::Array4::<f32>::from_elem((2, 3, 64, 40), 0.7).view()).unwrap();
     assert_eq!(probs.shape(), &[2, 54]);
+    let mut glyph = Classifier::load(root().join(tablecam::classify::DEFAULT_GLYPH_PATH), &opts).unwrap();
+    assert_eq!(glyph.patch_kind(), PatchKind::IndexGlyphs);
+    assert!((0.5..1.0).contains(&glyph.min_confidence()), "calibrated threshold {}", glyph.min_confidence());
+    let probs = glyph.classify(ndarray::Array4::<f32>::from_elem((2, 3, 48, 32), 0.7).view()).unwrap();
+    assert_eq!(probs.shape(), &[2, 54]);
 }
 
 /// A simulator photo (1280 × 960, normal light, green cloth) through `pose` of face-up cards
@@ -504,7 +555,11 @@ fn a_fan_is_read_from_its_index_strips_without_a_misread() {
         codes.iter().enumerate().map(|(i, &c)| (c, -110.0 + 22.0 * i as f64, 520.0, 0.0)).collect();
     let (image, _) = test_design_photo(&pose, &cards);
     let read = |glyphs: bool| {
-        let options = RecognizerOptions { index_glyphs: glyphs, ..RecognizerOptions::default() };
+        let options = RecognizerOptions {
+            index_glyphs: glyphs,
+            glyph_classifier: Some(root().join(tablecam::classify::DEFAULT_GLYPH_PATH)),
+            ..RecognizerOptions::default()
+        };
         let mut rec = Recognizer::with_options(
             root().join("models/locator.onnx"),
             root().join("models/classifier.onnx"),

@@ -121,6 +121,41 @@ def cheap_surface(rng, w, h):
     return surface(rng, (max(w, h) + 1) // 2).resize((max(w, h),) * 2, Image.BILINEAR).crop((0, 0, w, h))
 
 
+def camera(rng, canvas, ss, cw, ch, blur_max=1.2, light_min=0.5, grey=0.0):
+    """What a camera makes of the supersampled RGBA `canvas` (`ss` × the camera's cw × ch):
+    area sampling to the true resolution, optics (blur, motion blur), lighting, glare, noise, a
+    grey camera with probability `grey`, JPEG. Returns a PIL RGB image."""
+    img = canvas.convert("RGB")
+    if ss > 1:
+        img = img.resize((cw, ch), Image.BOX)
+    if rng.random() < 0.8:
+        img = img.filter(ImageFilter.GaussianBlur(rng.uniform(0.2, blur_max)))
+    a = np.asarray(img, np.float32)
+    if rng.random() < 0.15:
+        n = int(rng.integers(2, 5))
+        ang = rng.uniform(0, math.pi)
+        acc = a.copy()
+        for t in range(1, n):
+            acc += np.roll(a, (int(round(t * math.sin(ang))), int(round(t * math.cos(ang)))), axis=(0, 1))
+        a = acc / n
+    yy, xx = np.mgrid[0:ch, 0:cw] / max(cw, ch)
+    light = rng.uniform(light_min, 1.15) * (1 + rng.uniform(-0.3, 0.3) * (xx - 0.5) + rng.uniform(-0.3, 0.3) * (yy - 0.5))
+    a = a * light[..., None] * rng.uniform(0.85, 1.15, 3)[None, None, :]
+    if rng.random() < 0.1:
+        gx, gy = rng.uniform(0, 1, 2)
+        g = np.exp(-((xx - gx) ** 2 + (yy - gy) ** 2) / (2 * rng.uniform(0.05, 0.3) ** 2))
+        a = a + g[..., None] * rng.uniform(60, 200)
+    a = a + rng.normal(0, rng.uniform(0.5, 6), a.shape)
+    if grey and rng.random() < grey:
+        a = np.repeat(a.mean(2, keepdims=True), 3, 2)
+    img = Image.fromarray(np.clip(a, 0, 255).astype(np.uint8))
+    if rng.random() < 0.8:
+        buf = io.BytesIO()
+        img.save(buf, "JPEG", quality=int(rng.integers(30, 95)))
+        img = Image.open(io.BytesIO(buf.getvalue())).convert("RGB")
+    return img
+
+
 def kind_of(rng):
     r = rng.random()
     return "card" if r < 0.72 else "back" if r < 0.82 else "misplaced" if r < 0.92 else "surface"
@@ -217,33 +252,7 @@ def one_patch(rng, faces, kind):
         hidden |= finger(grid)
         hidden2 |= finger(grid2)
         hidden_face |= finger(grid_face)
-    # camera: area sampling to the true resolution, optics, lighting, noise, JPEG
-    img = canvas.convert("RGB")
-    if ss > 1:
-        img = img.resize((cw, ch), Image.BOX)
-    if rng.random() < 0.8:
-        img = img.filter(ImageFilter.GaussianBlur(rng.uniform(0.2, 1.2)))
-    a = np.asarray(img, np.float32)
-    if rng.random() < 0.15:
-        n = int(rng.integers(2, 5))
-        ang = rng.uniform(0, math.pi)
-        acc = a.copy()
-        for t in range(1, n):
-            acc += np.roll(a, (int(round(t * math.sin(ang))), int(round(t * math.cos(ang)))), axis=(0, 1))
-        a = acc / n
-    yy, xx = np.mgrid[0:ch, 0:cw] / max(cw, ch)
-    light = rng.uniform(0.5, 1.15) * (1 + rng.uniform(-0.3, 0.3) * (xx - 0.5) + rng.uniform(-0.3, 0.3) * (yy - 0.5))
-    a = a * light[..., None] * rng.uniform(0.85, 1.15, 3)[None, None, :]
-    if rng.random() < 0.1:
-        gx, gy = rng.uniform(0, 1, 2)
-        g = np.exp(-((xx - gx) ** 2 + (yy - gy) ** 2) / (2 * rng.uniform(0.05, 0.3) ** 2))
-        a = a + g[..., None] * rng.uniform(60, 200)
-    a = a + rng.normal(0, rng.uniform(0.5, 6), a.shape)
-    img = Image.fromarray(np.clip(a, 0, 255).astype(np.uint8))
-    if rng.random() < 0.8:
-        buf = io.BytesIO()
-        img.save(buf, "JPEG", quality=int(rng.integers(30, 95)))
-        img = Image.open(io.BytesIO(buf.getvalue())).convert("RGB")
+    img = camera(rng, canvas, ss, cw, ch)
     cam = np.asarray(img, np.float32)
     # where a locator would put the card: the true quad, moved, scaled, turned and noisy
     wide = rng.random() < 0.2
@@ -354,6 +363,19 @@ def generate(root, split, n, seed, workers=2):
     return patches.generate(root, split, n, seed, workers, work=_work)
 
 
+def write_preview(path, X, Y):
+    """A PNG grid of the first 160 patches [N, h, w, 3] with their labels, twice their size."""
+    ph, pw = X.shape[1:3]
+    cols, cw, chh = 16, 2 * pw + 6, 2 * ph + 14
+    g = Image.new("RGB", (cols * cw, 10 * chh), "white")
+    d = ImageDraw.Draw(g)
+    for i in range(min(160, len(Y))):
+        x, y = (i % cols) * cw, (i // cols) * chh
+        g.paste(Image.fromarray(X[i]).resize((2 * pw, 2 * ph), Image.NEAREST), (x, y))
+        d.text((x + 2, y + 2 * ph + 1), LABELS[Y[i]], fill="black")
+    g.save(path)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--faces", default="var/faces")
@@ -390,14 +412,7 @@ def main():
     np.savez(args.out, X=X, Y=Y, L=L, C=C)
     print(f"{args.out}: {len(Y)} patches, classes {len(set(Y.tolist()))}/54")
     if args.preview:
-        cols, cw, chh = 16, 2 * PW + 6, 2 * PH + 14
-        g = Image.new("RGB", (cols * cw, 10 * chh), "white")
-        d = ImageDraw.Draw(g)
-        for i in range(min(160, len(Y))):
-            x, y = (i % cols) * cw, (i // cols) * chh
-            g.paste(Image.fromarray(X[i]).resize((2 * PW, 2 * PH), Image.NEAREST), (x, y))
-            d.text((x + 2, y + 2 * PH + 1), LABELS[Y[i]], fill="black")
-        g.save(args.preview)
+        write_preview(args.preview, X, Y)
 
 
 if __name__ == "__main__":

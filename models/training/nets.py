@@ -31,6 +31,16 @@ def use_face_patches():
     export_classifier writes into the model, and the cut the Rust side then makes."""
     global CORNER_U, CORNER_V, CORNER_H, CORNER_W
     CORNER_U, CORNER_V, CORNER_H, CORNER_W = 1.0, 1.0, FACE_H, FACE_W
+PATCH_KIND = "card_corner"
+
+
+def use_glyph_patches():
+    """Index-glyph patches (glyph_patches.py): the proposal's own quad (region 1 × 1) at
+    CORNER_H × CORNER_W, written into the model as patch kind `index_glyphs`."""
+    global CORNER_U, CORNER_V, PATCH_KIND
+    CORNER_U, CORNER_V, PATCH_KIND = 1.0, 1.0, "index_glyphs"
+
+
 HEAT_CHANNELS = ["card_up", "card_down", "index"]
 
 
@@ -308,7 +318,7 @@ def export_classifier(p, path, meta):
     g.op("Softmax", [x], out="probs", axis=1)
     if corner:  # v2: upright card-corner patches (src/classify cut_corner_patch)
         meta = {"tablecam.kind": "classifier", "tablecam.version": 2, "tablecam.patch": f"{CORNER_H}x{CORNER_W}",
-                "tablecam.patch_kind": "card_corner", "tablecam.corner": f"{CORNER_U},{CORNER_V}",
+                "tablecam.patch_kind": PATCH_KIND, "tablecam.corner": f"{CORNER_U},{CORNER_V}",
                 "tablecam.labels": ",".join(labels()), **meta}
         shape, doc = ["N", 3, CORNER_H, CORNER_W], "tablecam card-corner classifier (52 cards, back, unknown)"
     else:

@@ -36,8 +36,10 @@ UNKNOWN = LABELS.index("unknown")
 BLOCK, C_OFFSET = 31, 12          # adaptive threshold (mean of a 31-px block minus 12)
 MIN_AREA, MIN_SIDE, MAX_SIDE = 10, 4, 90
 MIN_FILL = 0.15                   # ink share of a glyph's box
-PAIR_MIN, PAIR_MAX = 0.45, 1.5    # centre distance / larger glyph size
+PAIR_MIN, PAIR_MAX = 0.45, 1.5    # centre distance / larger glyph size (Rust: CORNER_PAIR_REACH)
+GLYPH_REACH = 2.4                 # the same upper bound for the glyph classifier (GLYPH_PAIR_REACH)
 SIZE_RATIO = 2.5                  # glyph sizes within this factor
+BESIDE_WIDTH = 0.7                # a glyph beside the rank joins it if at most this share as wide
 INDEX_H = (0.17, 0.21, 0.26)      # index height / card long side: the card sizes tried
 ASPECT = 0.70                     # card short / long side
 MARGIN = (0.035, 0.035)           # index's top-left from the card's corner (card fractions)
@@ -61,7 +63,7 @@ def glyphs(grey, inverted):
     return out
 
 
-def proposals(gl):
+def proposals(gl, reach=PAIR_MAX):
     """(index box u0, u1, v0, v1 along (right, down), right, down) per ordered glyph pair."""
     if not gl:
         return []
@@ -71,7 +73,7 @@ def proposals(gl):
     for i in range(len(gl)):
         d = np.hypot(*(C - C[i]).T)
         m = np.maximum(S, S[i])
-        ok = (d > PAIR_MIN * m) & (d < PAIR_MAX * m) & (S * SIZE_RATIO > S[i]) & (S < SIZE_RATIO * S[i])
+        ok = (d > PAIR_MIN * m) & (d < reach * m) & (S * SIZE_RATIO > S[i]) & (S < SIZE_RATIO * S[i])
         for j in np.nonzero(ok)[0]:
             dv = (C[j] - C[i]) / d[j]
             rv = np.array([dv[1], -dv[0]])
@@ -83,8 +85,10 @@ def proposals(gl):
                 if k in (i, j):
                     continue
                 uk, vk = gl[k][2] @ rv, gl[k][2] @ dv
+                # a "1" is narrower than the "0" beside it; a neighbour's rank or a court's pip is not
                 if vk.min() > vr.min() - 0.3 * hr and vk.max() < vr.max() + 0.3 * hr and \
-                        max(uk.min() - ur.max(), ur.min() - uk.max()) < 0.5 * hr:
+                        max(uk.min() - ur.max(), ur.min() - uk.max()) < 0.5 * hr and \
+                        uk.max() - uk.min() <= BESIDE_WIDTH * (ur.max() - ur.min()):
                     pts.append(gl[k][2])
             P = np.concatenate(pts)
             u, v = P @ rv, P @ dv

@@ -148,6 +148,9 @@ def main():
                                          "layer, of another patch size, is not taken)")
     ap.add_argument("--face", action="store_true",
                     help="whole-card patches (corners.py --face): region 1,1 at nets.FACE_H x FACE_W")
+    ap.add_argument("--glyph", action="store_true",
+                    help="index-glyph patches (glyph_patches.py): region 1,1 at 48x32, kind index_glyphs")
+    ap.add_argument("--real-test", help="more patches only reported (glyph_patches.py --real-files test)")
     ap.add_argument("--train-extra", help="more training patches, sampled together with --train")
     ap.add_argument("--extra-share", type=float,
                     help="share of each batch drawn from --train-extra (default: in proportion to its size)")
@@ -159,6 +162,8 @@ def main():
     args = ap.parse_args()
     if args.face:
         nets.use_face_patches()
+    if args.glyph:
+        nets.use_glyph_patches()
     cells = (nets.CORNER_H // 8) * (nets.CORNER_W // 8)
     parts = [np.load(f) for f in args.train.split(",")]
     X, Y = np.concatenate([z["X"] for z in parts]), np.concatenate([z["Y"] for z in parts])
@@ -214,6 +219,9 @@ def main():
         zt = np.load(args.test)
         pt, rt = evaluate(params, zt["X"]), readable(zt)
         lines.append(report("test designs, readable", pt[rt], zt["Y"][rt], t, source_cards(zt)[rt]))
+    if args.real_test:
+        zr = np.load(args.real_test)
+        lines.append(report("held-out real photos", evaluate(params, zr["X"]), zr["Y"], t, source_cards(zr)))
     meta = {"tablecam.min_confidence": f"{t:.4f}",
             "tablecam.training": f"corners.py patches={len(Y)} steps={args.steps} batch={args.batch} seed={args.seed} "
                                   f"widths={args.widths} factored={args.factored}"

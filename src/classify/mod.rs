@@ -8,6 +8,11 @@
 //!   ([`corner_quads`], [`cut_corner_patch`]). A card's rectangle fixes its orientation up to a
 //!   half turn, and a standard card's two index corners both read upright from their own end, so
 //!   the network never sees a rotated print.
+//! - **v2, index glyphs** (`tablecam.patch_kind` = `index_glyphs`, `tablecam.patch` = `48x32`,
+//!   `tablecam.corner` = `1,1`): the same input, the whole glyph view of an index found as a rank
+//!   glyph over a suit glyph (`locate::glyphs::IndexProposal::glyph_quad`), rank up, light ink
+//!   inverted to dark ([`invert_patch`]). Read on uncalibrated photos, where an index is often
+//!   all of a card that shows (fans, piles), and its card's size and layout are unknown.
 //! - **v1, index boxes** (`tablecam.version` = `1`, `tablecam.patch` = `40`): input `patch`
 //!   `[N, 3, 40, 40]`, the axis-aligned square around an index box ([`patch_rect`],
 //!   [`cut_patch`]), any rotation. It needs no card rectangle, which is why it is kept.
@@ -32,6 +37,8 @@ use crate::rules::Card;
 
 /// Where the trained classifier lives, relative to the project root.
 pub const DEFAULT_PATH: &str = "models/classifier.onnx";
+/// Where the trained glyph classifier lives ([`PatchKind::IndexGlyphs`]).
+pub const DEFAULT_GLYPH_PATH: &str = "models/glyph_classifier.onnx";
 /// Where the trained whole-card classifier lives ([`CornerCut::FACE`]).
 pub const DEFAULT_FACE_PATH: &str = "models/face_classifier.onnx";
 /// The `tablecam.version` of the index-box contract (v1).
@@ -67,8 +74,11 @@ impl CornerCut {
     /// The whole card, upright (`corners.py --face`): pips count a number card's rank when its
     /// index prints too small to read.
     pub const FACE: CornerCut = CornerCut { patch: (64, 40), region: (1.0, 1.0) };
-    /// The cuts this build makes.
+    /// The cuts this build makes of a card.
     pub const ALL: [CornerCut; 2] = [CornerCut::INDEX, CornerCut::FACE];
+    /// An index's glyph view, whole (`locate::glyphs::IndexProposal::glyph_quad` is the "card"):
+    /// the glyph classifier's cut ([`PatchKind::IndexGlyphs`]).
+    pub const GLYPH: CornerCut = CornerCut { patch: CORNER_PATCH, region: (1.0, 1.0) };
 }
 /// A patch's side relative to the larger side of its index box.
 pub const PATCH_SCALE: f64 = 1.3;
@@ -350,6 +360,22 @@ pub fn cut_corner_patch(image: &Mat, view: &[Point; 4], cut: CornerCut, out: &mu
     write_rgb(&patch, ph * pw, out)
 }
 
+/// An index's glyph view (`locate::glyphs::IndexProposal::glyph_quad`, rank up) cut whole for a
+/// glyph classifier ([`PatchKind::IndexGlyphs`]); `inverted` (light ink on a dark card) turns
+/// the patch into dark ink on light, as models/training/glyph_patches.py does.
+pub fn cut_glyph_patch(image: &Mat, view: &[Point; 4], inverted: bool, out: &mut [f32]) -> Result<(), ClassifyError> {
+    cut_corner_patch(image, view, CornerCut::GLYPH, out)?;
+    if inverted {
+        invert_patch(out);
+    }
+    Ok(())
+}
+
+/// A patch's light and dark swapped (values in 0..1).
+pub fn invert_patch(patch: &mut [f32]) {
+    patch.iter_mut().for_each(|v| *v = 1.0 - *v);
+}
+
 /// An 8-bit BGR image of `plane` pixels → RGB / 255, channel-major.
 fn write_rgb(img: &Mat, plane: usize, out: &mut [f32]) -> Result<(), ClassifyError> {
     let owned;
@@ -491,6 +517,8 @@ pub enum PatchKind {
     IndexBox,
     /// v2: a located card's corner region, upright in the card's frame ([`cut_corner_patch`]).
     CardCorner(CornerCut),
+    /// v2: an index's glyph view, rank up ([`CornerCut::GLYPH`] of the view, light ink inverted).
+    IndexGlyphs,
 }
 
 impl PatchKind {
@@ -499,6 +527,7 @@ impl PatchKind {
         match self {
             PatchKind::IndexBox => (PATCH, PATCH),
             PatchKind::CardCorner(cut) => cut.patch,
+            PatchKind::IndexGlyphs => CornerCut::GLYPH.patch,
         }
     }
 
@@ -506,7 +535,7 @@ impl PatchKind {
     pub fn corner_cut(self) -> Option<CornerCut> {
         match self {
             PatchKind::CardCorner(cut) => Some(cut),
-            PatchKind::IndexBox => None,
+            PatchKind::IndexBox | PatchKind::IndexGlyphs => None,
         }
     }
 }
@@ -541,17 +570,27 @@ pub fn patch_kind_from_metadata(path: &Path, get: impl Fn(&str) -> Option<String
             expect("tablecam.patch", "40")?;
             Ok(PatchKind::IndexBox)
         }
+        Some(CORNER_CONTRACT_VERSION)
+            if get("tablecam.patch_kind").as_deref().map(str::trim) == Some("index_glyphs") =>
+        {
+            let g = CornerCut::GLYPH;
+            let region = get("tablecam.corner").unwrap_or_default();
+            if region_of(&region) != Some(g.region) {
+                return Err(bad(format!(
+                    "metadata tablecam.corner is {region:?}, expected \"1,1\" (the whole glyph view)"
+                )));
+            }
+            expect("tablecam.patch", &format!("{}x{}", g.patch.0, g.patch.1))?;
+            Ok(PatchKind::IndexGlyphs)
+        }
         Some(CORNER_CONTRACT_VERSION) => {
             expect("tablecam.patch_kind", "card_corner")?;
             let region = get("tablecam.corner").unwrap_or_default();
             let patch = get("tablecam.patch").unwrap_or_default();
-            let parsed: Vec<f64> = region.split(',').filter_map(|v| v.trim().parse().ok()).collect();
-            let cut = CornerCut::ALL.into_iter().find(|c| {
-                parsed.len() == 2
-                    && (parsed[0] - c.region.0).abs() < 1e-6
-                    && (parsed[1] - c.region.1).abs() < 1e-6
-                    && patch.trim() == format!("{}x{}", c.patch.0, c.patch.1)
-            });
+            let parsed = region_of(&region);
+            let cut = CornerCut::ALL
+                .into_iter()
+                .find(|c| parsed == Some(c.region) && patch.trim() == format!("{}x{}", c.patch.0, c.patch.1));
             let known = CornerCut::ALL
                 .iter()
                 .map(|c| format!("\"{},{}\" at \"{}x{}\"", c.region.0, c.region.1, c.patch.0, c.patch.1))
@@ -572,6 +611,14 @@ pub fn patch_kind_from_metadata(path: &Path, get: impl Fn(&str) -> Option<String
             "metadata tablecam.version is missing, expected {CONTRACT_VERSION:?} or {CORNER_CONTRACT_VERSION:?}"
         ))),
     }
+}
+
+/// A `tablecam.corner` value (`"u,v"`) as one of this build's regions (to 1e-6): `"1.0,1.0"` is
+/// `"1,1"`.
+fn region_of(value: &str) -> Option<(f64, f64)> {
+    let parsed: Vec<f64> = value.split(',').map(|v| v.trim().parse().ok()).collect::<Option<_>>()?;
+    let [u, v] = parsed[..] else { return None };
+    [CORNER_REGION, (1.0, 1.0)].into_iter().find(|r| (u - r.0).abs() < 1e-6 && (v - r.1).abs() < 1e-6)
 }
 
 /// Checks the classifier's metadata (`get` looks a key up) and returns its `min_confidence`; the
@@ -890,6 +937,16 @@ mod tests {
         face.insert("tablecam.patch", "64x40".into());
         assert_eq!(kind(&face).unwrap(), PatchKind::CardCorner(CornerCut::FACE));
         assert_eq!(kind(&face).unwrap().shape(), (64, 40));
+        // index glyph views: region 1,1 at 48x32, and only that
+        let mut glyph = m.clone();
+        glyph.insert("tablecam.patch_kind", "index_glyphs".into());
+        assert!(kind(&glyph).unwrap_err().to_string().contains("tablecam.corner is \"0.32,0.46\", expected \"1,1\""));
+        glyph.insert("tablecam.corner", "1,1".into());
+        assert_eq!(kind(&glyph).unwrap(), PatchKind::IndexGlyphs);
+        assert_eq!(kind(&glyph).unwrap().shape(), (48, 32));
+        assert_eq!(kind(&glyph).unwrap().corner_cut(), None, "a glyph classifier reads no card corner");
+        glyph.insert("tablecam.patch", "64x40".into());
+        assert!(kind(&glyph).unwrap_err().to_string().contains("tablecam.patch is \"64x40\", expected \"48x32\""));
         let mut v3 = m.clone();
         v3.insert("tablecam.version", "3".into());
         assert!(kind(&v3).unwrap_err().to_string().contains("expected \"1\" (index boxes) or \"2\" (card corners)"));

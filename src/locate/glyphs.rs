@@ -31,16 +31,33 @@ const MIN_AREA: i32 = 10;
 const SIDE: (i32, i32) = (4, 90);
 /// …and its ink fills at least this share of its box (a thin diagonal line is no glyph).
 const MIN_FILL: f64 = 0.15;
-/// Rank and suit centres lie this far apart, in units of the larger glyph's size.
-const PAIR_DISTANCE: (f64, f64) = (0.45, 1.5);
+/// Rank and suit centres lie at least this far apart, in units of the larger glyph's size (√ of
+/// its box's area)…
+const PAIR_DISTANCE_MIN: f64 = 0.45;
+/// …and at most this far for the glyph classifier (2026-11-26): a photo squeezed to 640 × 640,
+/// or an index seen obliquely, narrows every glyph, and on the held-out real photos the
+/// rank–suit pair of 104 of 251 labelled cards lay beyond 1.5, of 10 beyond 2.4
+/// (docs/recognition.md, "the glyph classifier").
+pub const GLYPH_PAIR_REACH: f64 = 2.4;
+/// …and at most this far for the card classifier's guessed card corners, as before the glyph
+/// classifier: with 2.4 it read a pair spanning two cards of a fan as a queen at 0.9999.
+pub const CORNER_PAIR_REACH: f64 = 1.5;
 /// At half size, a pair is proposed only if its larger glyph measures this much (√ of its box's
 /// area): smaller pairs are level 0's.
 const HALF_LEVEL_MIN_SIZE: f64 = 30.0;
 /// Rank and suit sizes are within this factor of each other.
 const SIZE_RATIO: f64 = 2.5;
+/// A glyph beside the rank at its height joins the index (the "1" of a "10") if at most this
+/// share of the rank's width.
+const BESIDE_WIDTH: f64 = 0.7;
 /// The index's height as a share of the card's long side: the card sizes a proposal is read at
 /// (the simulator's 34 designs span 0.17–0.39, most 0.20–0.25).
 pub const INDEX_SHARES: [f64; 3] = [0.17, 0.21, 0.26];
+/// The index box's height over its glyph view's height (room for a box a blob split or merge
+/// misfits, and some surroundings).
+pub const GLYPH_SPAN: f64 = 0.72;
+/// A glyph view's width over its height: the 32 × 48 patch's.
+pub const GLYPH_ASPECT: f64 = 32.0 / 48.0;
 /// A card's short side over its long side (poker 0.71, bridge 0.64).
 const ASPECT: f64 = 0.70;
 /// The index's top-left from the card's top-left corner, as shares of the card's sides.
@@ -58,6 +75,9 @@ pub struct IndexProposal {
     pub right: Point,
     /// Unit vector from the rank to the suit.
     pub down: Point,
+    /// Found as light ink on a dark card (the inverted pass): its glyph patch is inverted, so
+    /// that the glyph classifier always sees dark ink ([`IndexProposal::glyph_quad`]).
+    pub inverted: bool,
 }
 
 impl IndexProposal {
@@ -82,6 +102,18 @@ impl IndexProposal {
         self.v[1] - self.v[0]
     }
 
+    /// The glyph classifier's view of the index (`[TL, TR, BR, BL]` as the index reads): centred
+    /// on the index box, [`GLYPH_SPAN`] of its height the box's, [`GLYPH_ASPECT`] as wide as
+    /// high — cut whole at 48 × 32 (`classify::CornerCut::GLYPH`). It assumes nothing of the
+    /// card's size or layout, unlike [`IndexProposal::views`]; models/training/glyph_patches.py
+    /// cuts its training patches with the same numbers.
+    pub fn glyph_quad(&self) -> [Point; 4] {
+        let h = self.height() / GLYPH_SPAN;
+        let w = GLYPH_ASPECT * h;
+        let (u, v) = (0.5 * (self.u[0] + self.u[1] - w), 0.5 * (self.v[0] + self.v[1] - h));
+        [self.at(u, v), self.at(u + w, v), self.at(u + w, v + h), self.at(u, v + h)]
+    }
+
     /// The card quads (`[TL, TR, BR, BL]` as the index reads, TL the corner read) the index is
     /// read through, one per card size of [`INDEX_SHARES`]: the classifier's corner view
     /// (`classify::cut_corner_patch`) of each.
@@ -104,7 +136,7 @@ struct Glyph {
 
 /// Every rank-over-suit pair of ink blobs in a BGR photo, both orders, dark ink on light stock
 /// and light ink on dark stock, in frame pixels.
-pub fn index_proposals(image: &Mat) -> Result<Vec<IndexProposal>, LocateError> {
+pub fn index_proposals(image: &Mat, reach: f64) -> Result<Vec<IndexProposal>, LocateError> {
     let Some((mut grey, s)) = work_grey(image)? else {
         return Ok(Vec::new());
     };
@@ -122,10 +154,11 @@ pub fn index_proposals(image: &Mat) -> Result<Vec<IndexProposal>, LocateError> {
         let min_size = if level == 0 { 0.0 } else { HALF_LEVEL_MIN_SIZE };
         let mut inverted = Mat::default();
         core::bitwise_not_def(&grey, &mut inverted).map_err(cv("invert"))?;
-        for g in [&grey, &inverted] {
-            out.extend(pairs(&glyphs(g)?, min_size).into_iter().map(|p| IndexProposal {
+        for (g, inverted) in [(&grey, false), (&inverted, true)] {
+            out.extend(pairs(&glyphs(g)?, min_size, reach).into_iter().map(|p| IndexProposal {
                 u: p.u.map(|x| x * f),
                 v: p.v.map(|x| x * f),
+                inverted,
                 ..p
             }));
         }
@@ -189,13 +222,13 @@ fn extent(pixels: &[Point], right: Point, down: Point) -> [f64; 4] {
 /// Every ordered pair (rank `i`, suit `j`) of glyphs of similar size about one glyph apart, the
 /// larger at least `min_size`; the index box also takes in the glyphs beside the rank at its
 /// height (the "1" of a "10").
-fn pairs(gl: &[Glyph], min_size: f64) -> Vec<IndexProposal> {
+fn pairs(gl: &[Glyph], min_size: f64, reach: f64) -> Vec<IndexProposal> {
     let mut out = Vec::new();
     for (i, a) in gl.iter().enumerate() {
         for (j, b) in gl.iter().enumerate() {
             let d = a.centre.dist(b.centre);
             let m = a.size.max(b.size);
-            if i == j || m < min_size || d <= PAIR_DISTANCE.0 * m || d >= PAIR_DISTANCE.1 * m {
+            if i == j || m < min_size || d <= PAIR_DISTANCE_MIN * m || d >= reach * m {
                 continue;
             }
             if b.size * SIZE_RATIO <= a.size || b.size >= SIZE_RATIO * a.size {
@@ -214,12 +247,13 @@ fn pairs(gl: &[Glyph], min_size: f64) -> Vec<IndexProposal> {
                     continue;
                 }
                 let x = extent(&c.pixels, right, down);
-                let beside = (x[0] - r[1]).max(r[0] - x[1]) < 0.5 * hr;
+                // a "1" is narrower than the "0" beside it; a fan's next rank or a court's pip is not
+                let beside = (x[0] - r[1]).max(r[0] - x[1]) < 0.5 * hr && x[1] - x[0] <= BESIDE_WIDTH * (r[1] - r[0]);
                 if x[2] > r[2] - 0.3 * hr && x[3] < r[3] + 0.3 * hr && beside {
                     grow(&mut e, x);
                 }
             }
-            out.push(IndexProposal { u: [e[0], e[1]], v: [e[2], e[3]], right, down });
+            out.push(IndexProposal { u: [e[0], e[1]], v: [e[2], e[3]], right, down, inverted: false });
         }
     }
     out
@@ -252,7 +286,7 @@ mod tests {
     fn a_rank_over_a_suit_is_proposed_upright_at_any_angle() {
         for angle in [0.0, 0.6, 2.0, 3.1, 4.4] {
             let at = Point::new(300.0, 240.0);
-            let props = index_proposals(&index_image(at, 30.0, angle)).unwrap();
+            let props = index_proposals(&index_image(at, 30.0, angle), CORNER_PAIR_REACH).unwrap();
             // the rank→suit order: `down` is the card's +y turned by `angle`
             let want = Point::new(-angle.sin(), angle.cos());
             let best = props
@@ -272,7 +306,7 @@ mod tests {
     #[test]
     fn an_index_too_large_for_the_glyph_size_is_found_at_half_size() {
         let at = Point::new(320.0, 260.0);
-        let props = index_proposals(&index_image(at, 120.0, 0.3)).unwrap();
+        let props = index_proposals(&index_image(at, 120.0, 0.3), CORNER_PAIR_REACH).unwrap();
         let want = Point::new(-0.3f64.sin(), 0.3f64.cos());
         let best = props
             .iter()
@@ -283,14 +317,20 @@ mod tests {
         assert!((best.height() - 230.0).abs() < 20.0, "height {}", best.height());
     }
 
-    #[test]
-    fn views_put_the_index_at_the_top_left_of_a_card_of_its_size() {
-        let p = IndexProposal {
+    /// An index read upright: rank above suit, its box 20 × 42 px at (100..120, 50..92).
+    fn upright_index() -> IndexProposal {
+        IndexProposal {
             u: [100.0, 120.0],
             v: [50.0, 92.0],
             right: Point::new(1.0, 0.0),
             down: Point::new(0.0, 1.0),
-        };
+            inverted: false,
+        }
+    }
+
+    #[test]
+    fn views_put_the_index_at_the_top_left_of_a_card_of_its_size() {
+        let p = upright_index();
         let vs = p.views();
         for (view, share) in vs.iter().zip(INDEX_SHARES) {
             let h = 42.0 / share;
@@ -306,10 +346,27 @@ mod tests {
     }
 
     #[test]
+    fn the_glyph_view_is_centred_on_the_index_rank_up() {
+        let p = upright_index();
+        let q = p.glyph_quad();
+        let h = 42.0 / GLYPH_SPAN;
+        assert!((q[0].dist(q[3]) - h).abs() < 1e-9 && (q[0].dist(q[1]) - GLYPH_ASPECT * h).abs() < 1e-9);
+        let centre = Point::new(0.25 * q.iter().map(|c| c.x).sum::<f64>(), 0.25 * q.iter().map(|c| c.y).sum::<f64>());
+        assert!(centre.dist(p.centre()) < 1e-9 && centre.dist(Point::new(110.0, 71.0)) < 1e-9);
+        assert!(q[0].y < q[3].y && q[0].x < q[1].x, "TL above BL, left of TR: {q:?}");
+        // the same index lying on its side (the rank to the right of the suit): the view turns
+        // with it, its top edge on the rank's side
+        let side = IndexProposal { right: Point::new(0.0, 1.0), down: Point::new(-1.0, 0.0), ..p };
+        let s = side.glyph_quad();
+        assert!((s[1].x - s[0].x).abs() < 1e-9 && s[1].y > s[0].y, "TR below TL: {s:?}");
+        assert!(s[3].x < s[0].x, "the suit's end lies to the left: {s:?}");
+    }
+
+    #[test]
     fn a_blank_or_tiny_image_proposes_nothing() {
         let blank = Mat::new_rows_cols_with_default(480, 640, core::CV_8UC3, Scalar::all(200.0)).unwrap();
-        assert!(index_proposals(&blank).unwrap().is_empty());
+        assert!(index_proposals(&blank, GLYPH_PAIR_REACH).unwrap().is_empty());
         let tiny = Mat::new_rows_cols_with_default(8, 8, core::CV_8UC3, Scalar::all(0.0)).unwrap();
-        assert!(index_proposals(&tiny).unwrap().is_empty());
+        assert!(index_proposals(&tiny, GLYPH_PAIR_REACH).unwrap().is_empty());
     }
 }

@@ -44,6 +44,14 @@ pub struct DetectArgs {
     /// Read the index corners alone (no whole-card classifier).
     #[arg(long)]
     pub no_face_classifier: bool,
+    /// The glyph classifier, which reads the indexes found as glyph pairs in photos without a
+    /// calibration (`RecognizerOptions::glyph_classifier`).
+    #[arg(long, default_value = crate::classify::DEFAULT_GLYPH_PATH)]
+    pub glyph_classifier: PathBuf,
+    /// Read those indexes with the card classifier at guessed card sizes instead (as before the
+    /// glyph classifier).
+    #[arg(long)]
+    pub no_glyph_classifier: bool,
     /// ONNX Runtime intra-op threads per model.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
@@ -269,6 +277,7 @@ pub fn run_detect(args: &DetectArgs) -> Result<bool, RecognizeError> {
         network_locator: args.network_locator,
         min_index_px: args.min_index_px,
         face_classifier: (!args.no_face_classifier).then(|| args.face_classifier.clone()),
+        glyph_classifier: (!args.no_glyph_classifier).then(|| args.glyph_classifier.clone()),
         ..RecognizerOptions::default()
     };
     let mut recognizer =

@@ -79,6 +79,14 @@ pub struct EvalArgs {
     /// Read the index corners alone (no whole-card classifier).
     #[arg(long)]
     pub no_face_classifier: bool,
+    /// The glyph classifier, which reads the indexes found as glyph pairs in photos without a
+    /// calibration (`RecognizerOptions::glyph_classifier`).
+    #[arg(long, default_value = crate::classify::DEFAULT_GLYPH_PATH)]
+    pub glyph_classifier: PathBuf,
+    /// Read those indexes with the card classifier at guessed card sizes instead (as before the
+    /// glyph classifier).
+    #[arg(long)]
+    pub no_glyph_classifier: bool,
     /// ONNX Runtime intra-op threads per model.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
@@ -100,6 +108,9 @@ pub struct EvalArgs {
     /// the figures then describe that threshold, not the model as shipped).
     #[arg(long)]
     pub min_confidence: Option<f32>,
+    /// The same for the glyph classifier.
+    #[arg(long)]
+    pub glyph_min_confidence: Option<f32>,
     /// Read photos from card outlines only, not from index glyphs on no outline (to measure
     /// what the glyph proposals add, docs/recognition.md).
     #[arg(long)]
@@ -1385,12 +1396,16 @@ pub fn run_eval(args: &EvalArgs) -> Result<Report, RecognizeError> {
         min_index_px: args.min_index_px,
         index_glyphs: !args.without_index_glyphs,
         face_classifier: (!args.no_face_classifier).then(|| args.face_classifier.clone()),
+        glyph_classifier: (!args.no_glyph_classifier).then(|| args.glyph_classifier.clone()),
         ..RecognizerOptions::default()
     };
     let (locator, classifier) = (resolve_model(&args.locator), resolve_model(&args.classifier));
     let mut recognizer = Recognizer::with_options(&locator, &classifier, options)?;
     if let Some(t) = args.min_confidence {
         recognizer.classifier_mut().set_min_confidence(t);
+    }
+    if let (Some(t), Some(g)) = (args.glyph_min_confidence, recognizer.glyph_classifier_mut()) {
+        g.set_min_confidence(t);
     }
     let mut sim_errors = SimErrors::default();
     let mut sim = sim.map(|d| eval_sim(&mut recognizer, &d, &args.split, args.limit, &mut sim_errors)).transpose()?;

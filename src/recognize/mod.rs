@@ -187,6 +187,11 @@ pub struct RecognizerOptions {
     /// (docs/recognition.md, "Whole-card classifier"). Read on table-plane cards, known quads and
     /// photo outlines; not on index strips found without an outline.
     pub face_classifier: Option<PathBuf>,
+    /// A classifier of index glyph views ([`PatchKind::IndexGlyphs`]) that reads the index
+    /// proposals of uncalibrated photos ([`locate::glyphs`]) instead of the card classifier's
+    /// guessed card corners (docs/recognition.md, "the glyph classifier"). Not used on calibrated
+    /// tables, whose cards are measured on the table plane.
+    pub glyph_classifier: Option<PathBuf>,
 }
 
 /// The default [`RecognizerOptions::min_index_px`]; docs/recognition.md gives the measurement.
@@ -208,6 +213,7 @@ impl Default for RecognizerOptions {
             index_glyphs: true,
             min_index_px: MIN_INDEX_PX,
             face_classifier: None,
+            glyph_classifier: None,
         }
     }
 }
@@ -448,6 +454,8 @@ pub struct Recognizer {
     classifier: Classifier,
     /// [`RecognizerOptions::face_classifier`], loaded.
     face: Option<Classifier>,
+    /// [`RecognizerOptions::glyph_classifier`], loaded.
+    glyph: Option<Classifier>,
     options: RecognizerOptions,
     /// The locator's input, kept between frames.
     input: Array4<f32>,
@@ -470,8 +478,27 @@ impl Recognizer {
     ) -> Result<Recognizer, RecognizeError> {
         let locator = Locator::load(locator, &options.session)?;
         let classifier = Classifier::load(classifier, &options.session)?;
+        if classifier.patch_kind() == PatchKind::IndexGlyphs {
+            return Err(RecognizeError::Classify(ClassifyError::Metadata {
+                path: classifier.path().to_path_buf(),
+                problem: "is a glyph classifier (tablecam.patch_kind \"index_glyphs\"): it reads index glyphs, not \
+                          cards; pass it as the glyph classifier (--glyph-classifier) and a card-corner classifier \
+                          as the classifier"
+                    .into(),
+            }));
+        }
         let face = options.face_classifier.as_deref().map(|p| load_face_classifier(p, &options.session)).transpose()?;
-        Ok(Recognizer { locator, classifier, face, options, input: Array4::zeros((0, 3, 0, 0)), planes: Vec::new() })
+        let glyph =
+            options.glyph_classifier.as_deref().map(|p| load_glyph_classifier(p, &options.session)).transpose()?;
+        Ok(Recognizer {
+            locator,
+            classifier,
+            face,
+            glyph,
+            options,
+            input: Array4::zeros((0, 3, 0, 0)),
+            planes: Vec::new(),
+        })
     }
 
     /// Gives the table-plane finder of `g`'s camera its empty table (a frame of that camera with
@@ -494,6 +521,11 @@ impl Recognizer {
     /// The classifier.
     pub fn classifier_mut(&mut self) -> &mut Classifier {
         &mut self.classifier
+    }
+
+    /// The glyph classifier, if one was loaded (e.g. to override its threshold).
+    pub fn glyph_classifier_mut(&mut self) -> Option<&mut Classifier> {
+        self.glyph.as_mut()
     }
 
     /// The options.
@@ -677,6 +709,7 @@ impl Recognizer {
             let quad = order_quad(*quad);
             match kind {
                 PatchKind::CardCorner(_) => jobs.extend(classify::corner_quads(&quad).map(PatchJob::Corner)),
+                PatchKind::IndexGlyphs => unreachable!("a glyph classifier is refused as the card classifier at load"),
                 PatchKind::IndexBox => {
                     let rect = RotatedRect::from_quad(&quad);
                     let (bw, bh) = rect.aligned_box_extent(EXPECTED_INDEX_SIZE.0, EXPECTED_INDEX_SIZE.1);
@@ -773,12 +806,19 @@ impl Recognizer {
             })
             .collect();
         let glyphs: Vec<(locate::glyphs::IndexProposal, u32)> = if self.options.index_glyphs {
-            locate::glyphs::index_proposals(image)?
+            let reach =
+                if self.glyph.is_some() { locate::glyphs::GLYPH_PAIR_REACH } else { locate::glyphs::CORNER_PAIR_REACH };
+            locate::glyphs::index_proposals(image, reach)?
                 .into_iter()
                 .filter(|p| p.height() >= min_index_px)
                 .map(|p| {
-                    let long = p.height() / locate::glyphs::INDEX_SHARES[0];
-                    (p, level_of(long))
+                    let level = if self.glyph.is_some() {
+                        // the glyph view, cut whole: as the training cut it (at most ~128 px)
+                        (p.height() / locate::glyphs::GLYPH_SPAN / MAX_GLYPH_VIEW_PX).log2().ceil().max(0.0) as u32
+                    } else {
+                        level_of(p.height() / locate::glyphs::INDEX_SHARES[0])
+                    };
+                    (p, level)
                 })
                 .collect()
         } else {
@@ -824,6 +864,8 @@ impl Recognizer {
             Ok(classifier.classify(batch.view())?)
         };
         let classifier = &mut self.classifier;
+        // With a glyph classifier the card classifier reads the outlines only.
+        let guessed_corners: &[(locate::glyphs::IndexProposal, u32)] = if self.glyph.is_some() { &[] } else { &glyphs };
         // First pass: both diagonals of every outline, and each index proposal at the middle
         // card size.
         let first: Vec<([Point; 4], u32)> = quads
@@ -833,7 +875,7 @@ impl Recognizer {
                 let [c, d] = classify::corner_quads_turned(&quad);
                 [a, b, c, d].map(|v| (v, k))
             })
-            .chain(glyphs.iter().map(|&(p, k)| (p.views()[1], k)))
+            .chain(guessed_corners.iter().map(|&(p, k)| (p.views()[1], k)))
             .collect();
         let probs = read_with(classifier, &first)?;
         let row = |i: usize| probs.row(i).to_slice().expect("standard layout");
@@ -867,7 +909,8 @@ impl Recognizer {
         let base = 4 * quads.len();
         // the 52 cards come before `back` among the labels
         let best_card = |r: &[f32]| r[..classify::BACK].iter().copied().fold(0.0f32, f32::max);
-        let again: Vec<usize> = (0..glyphs.len()).filter(|&n| best_card(row(base + n)) >= GLYPH_SECOND_LOOK).collect();
+        let again: Vec<usize> =
+            (0..guessed_corners.len()).filter(|&n| best_card(row(base + n)) >= GLYPH_SECOND_LOOK).collect();
         let second: Vec<([Point; 4], u32)> = again
             .iter()
             .flat_map(|&n| {
@@ -877,7 +920,6 @@ impl Recognizer {
             })
             .collect();
         let probs2 = read_with(classifier, &second)?;
-        times.patches = patches;
         let mut glyph_reads: Vec<IndexRead> = Vec::new();
         let mut consider = |n: usize, r: &[f32]| {
             let v = classify::combine(&[r], min_conf.min(PAIRED_INDEX_CONFIDENCE));
@@ -885,7 +927,7 @@ impl Recognizer {
                 glyph_reads.push(IndexRead { proposal: glyphs[n].0, card: v.identity, confidence: v.confidence });
             }
         };
-        for n in 0..glyphs.len() {
+        for n in 0..guessed_corners.len() {
             consider(n, row(base + n));
         }
         for (i, &n) in again.iter().enumerate() {
@@ -893,8 +935,36 @@ impl Recognizer {
                 consider(n, probs2.row(2 * i + j).to_slice().expect("standard layout"));
             }
         }
+        // The glyph classifier's reading of every proposal's glyph view: it names a card from its
+        // own calibrated threshold, or with the card's other index as the card classifier's do.
+        let mut index_conf = min_conf;
+        if let Some(glyph) = self.glyph.as_mut() {
+            index_conf = glyph.min_confidence();
+            let (ph, pw) = PatchKind::IndexGlyphs.shape();
+            let mut batch = Array4::<f32>::zeros((glyphs.len(), 3, ph, pw));
+            for ((p, k), mut slot) in glyphs.iter().zip(batch.outer_iter_mut()) {
+                let f = 0.5f64.powi(*k as i32);
+                let view = p.glyph_quad().map(|q| Point::new(q.x * f, q.y * f));
+                let level = if *k == 0 { image } else { &levels[*k as usize - 1] };
+                let out = slot.as_slice_mut().expect("standard layout");
+                classify::cut_glyph_patch(level, &view, p.inverted, out)?;
+            }
+            patches += glyphs.len();
+            let probs = glyph.classify(batch.view())?;
+            for (n, (p, _)) in glyphs.iter().enumerate() {
+                let row = probs.row(n);
+                let v = classify::combine(
+                    &[row.to_slice().expect("standard layout")],
+                    index_conf.min(PAIRED_INDEX_CONFIDENCE),
+                );
+                if matches!(v.identity, CardIdentity::Card(_)) {
+                    glyph_reads.push(IndexRead { proposal: *p, card: v.identity, confidence: v.confidence });
+                }
+            }
+        }
+        times.patches = patches;
         times.classifier_ms = ms(t2);
-        Ok(index_reads(suppress_overlaps(read), glyph_reads, min_conf))
+        Ok(index_reads(suppress_overlaps(read), glyph_reads, index_conf))
     }
 
     /// Cards measured on the rectified table plane ([`locate::plane`]).
@@ -954,6 +1024,10 @@ fn either_diagonal(a: classify::Verdict, b: classify::Verdict) -> Option<classif
         _ => None,
     }
 }
+
+/// A glyph view is cut from the pyramid level where it is at most this many pixels high (the
+/// training patches were cut from views up to ~125 px, models/training/glyph_patches.py).
+const MAX_GLYPH_VIEW_PX: f64 = 128.0;
 
 /// An index proposal is read at its other card sizes when its middle size gives some card at
 /// least this probability.
@@ -1106,6 +1180,21 @@ fn load_face_classifier(path: &Path, session: &SessionOptions) -> Result<Classif
             path: c.path().to_path_buf(),
             problem: "is not a whole-card classifier (tablecam.corner \"1,1\" at tablecam.patch \"64x40\"); \
                       pass it as the classifier, or train one with `corners.py --face` and `train_corner.py --face`"
+                .into(),
+        }));
+    }
+    Ok(c)
+}
+
+/// Loads [`RecognizerOptions::glyph_classifier`]: a classifier of index glyph views
+/// ([`PatchKind::IndexGlyphs`]); any other is refused, naming the file.
+fn load_glyph_classifier(path: &Path, session: &SessionOptions) -> Result<Classifier, RecognizeError> {
+    let c = Classifier::load(resolve_model(path), session)?;
+    if c.patch_kind() != PatchKind::IndexGlyphs {
+        return Err(RecognizeError::Classify(ClassifyError::Metadata {
+            path: c.path().to_path_buf(),
+            problem: "is not a glyph classifier (tablecam.patch_kind \"index_glyphs\"); train one with \
+                      `glyph_patches.py` and `train_corner.py --glyph` (models/MODEL_CARD.md)"
                 .into(),
         }));
     }
@@ -1377,7 +1466,13 @@ mod tests {
 
     fn index_at(x: f64, y: f64, h: f64) -> locate::glyphs::IndexProposal {
         let (right, down) = (Point::new(1.0, 0.0), Point::new(0.0, 1.0));
-        locate::glyphs::IndexProposal { u: [x - 0.3 * h, x + 0.3 * h], v: [y - 0.5 * h, y + 0.5 * h], right, down }
+        locate::glyphs::IndexProposal {
+            u: [x - 0.3 * h, x + 0.3 * h],
+            v: [y - 0.5 * h, y + 0.5 * h],
+            right,
+            down,
+            inverted: false,
+        }
     }
 
     fn read(code: &str, at: (f64, f64), confidence: f32) -> IndexRead {
