@@ -253,6 +253,26 @@ fn a_glyph_classifier_reads_each_index_proposal_of_a_photo_once() {
     assert!(e.contains("classifier_corner_tiny.onnx") && e.contains("not a glyph classifier"), "{e}");
 }
 
+/// A batch larger than `classify::MAX_BATCH` runs in pieces and gives each patch the same
+/// probabilities as a run of its own.
+#[test]
+fn a_large_batch_is_classified_in_pieces_with_the_same_result() {
+    let mut c = Classifier::load(root().join("models/fixtures/classifier_glyph_tiny.onnx"), &SessionOptions::default())
+        .unwrap();
+    let n = tablecam::classify::MAX_BATCH + 37;
+    let batch = ndarray::Array4::<f32>::from_shape_fn((n, 3, 48, 32), |(i, c, y, x)| {
+        ((i * 7 + c * 13 + y * 3 + x) % 97) as f32 / 96.0
+    });
+    let all = c.classify(batch.view()).unwrap();
+    assert_eq!(all.shape(), &[n, 54]);
+    for i in [0, tablecam::classify::MAX_BATCH - 1, tablecam::classify::MAX_BATCH, n - 1] {
+        let one = c.classify(batch.slice(ndarray::s![i..i + 1, .., .., ..])).unwrap();
+        for (a, b) in all.row(i).iter().zip(one.row(0)) {
+            assert!((a - b).abs() < 1e-6, "patch {i}: {a} vs {b}");
+        }
+    }
+}
+
 #[test]
 fn corrupted_and_truncated_models_name_the_file() {
     let dir = TempDir::new("corrupt");

@@ -82,6 +82,8 @@ impl CornerCut {
 }
 /// A patch's side relative to the larger side of its index box.
 pub const PATCH_SCALE: f64 = 1.3;
+/// [`Classifier::classify`] runs at most this many patches at once.
+pub const MAX_BATCH: usize = 256;
 /// Number of labels: 52 cards, `back`, `unknown`.
 pub const NUM_LABELS: usize = 54;
 /// Label index of `back`.
@@ -713,6 +715,17 @@ impl Classifier {
         let n = patches.shape()[0];
         if n == 0 {
             return Ok(Array2::zeros((0, NUM_LABELS)));
+        }
+        if n > MAX_BATCH {
+            // ONNX Runtime's memory arena keeps what its largest run needed: a photo's ~600
+            // glyph views in one run held 2.3 GiB
+            let mut out = Array2::zeros((n, NUM_LABELS));
+            for start in (0..n).step_by(MAX_BATCH) {
+                let end = (start + MAX_BATCH).min(n);
+                let part = self.classify(patches.slice(ndarray::s![start..end, .., .., ..]))?;
+                out.slice_mut(ndarray::s![start..end, ..]).assign(&part);
+            }
+            return Ok(out);
         }
         let probs = self.model.run(patches)?;
         if probs.shape() != [n, NUM_LABELS] {
