@@ -577,7 +577,7 @@ pub fn patch_kind_from_metadata(path: &Path, get: impl Fn(&str) -> Option<String
         {
             let g = CornerCut::GLYPH;
             let region = get("tablecam.corner").unwrap_or_default();
-            if region_of(&region) != Some(g.region) {
+            if !region_of(&region).is_some_and(|r| same_region(r, g.region)) {
                 return Err(bad(format!(
                     "metadata tablecam.corner is {region:?}, expected \"1,1\" (the whole glyph view)"
                 )));
@@ -590,9 +590,10 @@ pub fn patch_kind_from_metadata(path: &Path, get: impl Fn(&str) -> Option<String
             let region = get("tablecam.corner").unwrap_or_default();
             let patch = get("tablecam.patch").unwrap_or_default();
             let parsed = region_of(&region);
-            let cut = CornerCut::ALL
-                .into_iter()
-                .find(|c| parsed == Some(c.region) && patch.trim() == format!("{}x{}", c.patch.0, c.patch.1));
+            let cut = CornerCut::ALL.into_iter().find(|c| {
+                parsed.is_some_and(|r| same_region(r, c.region))
+                    && patch.trim() == format!("{}x{}", c.patch.0, c.patch.1)
+            });
             let known = CornerCut::ALL
                 .iter()
                 .map(|c| format!("\"{},{}\" at \"{}x{}\"", c.region.0, c.region.1, c.patch.0, c.patch.1))
@@ -615,12 +616,16 @@ pub fn patch_kind_from_metadata(path: &Path, get: impl Fn(&str) -> Option<String
     }
 }
 
-/// A `tablecam.corner` value (`"u,v"`) as one of this build's regions (to 1e-6): `"1.0,1.0"` is
-/// `"1,1"`.
+/// A `tablecam.corner` value (`"u,v"`) as numbers: `"1.0,1.0"` is `"1,1"`.
 fn region_of(value: &str) -> Option<(f64, f64)> {
     let parsed: Vec<f64> = value.split(',').map(|v| v.trim().parse().ok()).collect::<Option<_>>()?;
     let [u, v] = parsed[..] else { return None };
-    [CORNER_REGION, (1.0, 1.0)].into_iter().find(|r| (u - r.0).abs() < 1e-6 && (v - r.1).abs() < 1e-6)
+    Some((u, v))
+}
+
+/// Whether two card-frame regions are the same (to 1e-6: the metadata writes them in decimal).
+fn same_region(a: (f64, f64), b: (f64, f64)) -> bool {
+    (a.0 - b.0).abs() < 1e-6 && (a.1 - b.1).abs() < 1e-6
 }
 
 /// Checks the classifier's metadata (`get` looks a key up) and returns its `min_confidence`; the

@@ -846,6 +846,12 @@ impl Recognizer {
         let levels = &levels;
         let min_conf = self.classifier.min_confidence();
         let mut patches = 0;
+        // pyramid level `k` and a frame view scaled to it
+        let at_level = |view: &[Point; 4], k: u32| {
+            let f = 0.5f64.powi(k as i32);
+            let level = if k == 0 { image } else { &levels[k as usize - 1] };
+            (level, view.map(|p| Point::new(p.x * f, p.y * f)))
+        };
         // the views of `views` (each at its pyramid level) through `classifier`
         let mut read_with = |classifier: &mut Classifier,
                              views: &[([Point; 4], u32)]|
@@ -855,9 +861,7 @@ impl Recognizer {
             let (ph, pw) = cut.patch;
             let mut batch = Array4::<f32>::zeros((views.len(), 3, ph, pw));
             for ((view, k), mut slot) in views.iter().zip(batch.outer_iter_mut()) {
-                let f = 0.5f64.powi(*k as i32);
-                let view = view.map(|p| Point::new(p.x * f, p.y * f));
-                let level = if *k == 0 { image } else { &levels[*k as usize - 1] };
+                let (level, view) = at_level(view, *k);
                 classify::cut_corner_patch(level, &view, cut, slot.as_slice_mut().expect("standard layout"))?;
             }
             patches += views.len();
@@ -943,9 +947,7 @@ impl Recognizer {
             let (ph, pw) = PatchKind::IndexGlyphs.shape();
             let mut batch = Array4::<f32>::zeros((glyphs.len(), 3, ph, pw));
             for ((p, k), mut slot) in glyphs.iter().zip(batch.outer_iter_mut()) {
-                let f = 0.5f64.powi(*k as i32);
-                let view = p.glyph_quad().map(|q| Point::new(q.x * f, q.y * f));
-                let level = if *k == 0 { image } else { &levels[*k as usize - 1] };
+                let (level, view) = at_level(&p.glyph_quad(), *k);
                 let out = slot.as_slice_mut().expect("standard layout");
                 classify::cut_glyph_patch(level, &view, p.inverted, out)?;
             }

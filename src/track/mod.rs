@@ -823,7 +823,7 @@ impl Tracker {
                         }
                         _ => false,
                     };
-                    pairs.push((d / gate + stale + f64::from(u8::from(other_card)), ti, oi));
+                    pairs.push((d / gate + stale + if other_card { 1.0 } else { 0.0 }, ti, oi));
                 }
             }
         }
