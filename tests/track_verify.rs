@@ -164,9 +164,7 @@ fn evidence_frame(
 ) -> Option<u64> {
     let rs = Ruleset::new(id);
     let end = |a: usize| r.action_frames[a].1;
-    let deals_after = |a: usize| -> Vec<usize> {
-        (a..r.plan.actions.len()).filter(|&i| matches!(r.plan.actions[i].action, Action::Deal { .. })).collect()
-    };
+    let deals_after = |a: usize| deal_actions_from(r, a);
     let to = TrackerOptions::default();
     let vo = VerifierOptions::new("T", "C");
     let n = rs.cards_per_hand as usize;
@@ -359,6 +357,11 @@ fn hands_with_unreadable_cards(g: &TableGeometry, r: &RoundTruth) -> BTreeSet<Op
     out
 }
 
+/// The plan's deal actions from action `a` on.
+fn deal_actions_from(r: &RoundTruth, a: usize) -> Vec<usize> {
+    (a..r.plan.actions.len()).filter(|&i| matches!(r.plan.actions[i].action, Action::Deal { .. })).collect()
+}
+
 /// Checks one round's flags against the plan (`hints`: the backend's hints were
 /// given); returns a description of every mismatch.
 fn check_flags(id: RulesetId, geometry: &TableGeometry, r: &RoundTruth, evs: &[Event], hints: bool) -> Vec<String> {
@@ -387,6 +390,24 @@ fn check_flags(id: RulesetId, geometry: &TableGeometry, r: &RoundTruth, evs: &[E
                 }
             }
             None => problems.push(format!("missing {k}")),
+        }
+        // The room is told of a broken order when the first card lands out of turn, before the
+        // next delivery shows whether a hand was passed over (a provisional flag without a seat,
+        // superseded by the seat's). Not for San Gong, whose sequence the dice choose (Art. 2(2)).
+        if f.kind == IrregularityKind::WrongDealOrder && id != RulesetId::Sangong1996 {
+            let first_out_of_turn = r.action_frames[deal_actions_from(r, f.visible_from_action)[0]].1;
+            let first_alert = evs
+                .iter()
+                .filter_map(|e| match &e.body {
+                    EventBody::RoundFlag(g) if g.irregularity == f.kind => Some(e.frame),
+                    _ => None,
+                })
+                .min();
+            if first_alert.map_or(true, |a| a > first_out_of_turn + LATENCY_FRAMES) {
+                problems.push(format!(
+                    "{k}: first told at frame {first_alert:?}, the card out of turn landed at {first_out_of_turn}"
+                ));
+            }
         }
     }
     // A hand holding a card no camera ever sees at rest shows one card short:

@@ -38,7 +38,7 @@ use crate::rules::{Ruleset, RulesetId};
 use crate::sim::script::{Scenario, FPS};
 use crate::sim::session::{simulate, SessionSpec, SIM_VERSION};
 use crate::source::VideoFileSource;
-pub use score::{score_session, FlagLatency, Tally, TruthRound};
+pub use score::{score_session, FlagDelay, FlagLatency, Tally, TruthRound};
 
 /// Arguments of `tablecam eval-scenarios`.
 #[derive(Debug, Clone, clap::Args)]
@@ -141,8 +141,14 @@ pub struct Summary {
     /// Every count over all sessions (flattened into the top level).
     #[serde(flatten)]
     pub total: Tally,
-    /// From the frame that shows an irregularity to its flag event.
+    /// From the frame that shows an irregularity (the first frame of the action showing it: a
+    /// card dealt face up is still in flight) to its flag event.
     pub flag_latency: FlagLatency,
+    /// From the last frame of that action (the card has landed, a removed card has left) to the
+    /// flag event: what the tracker and verifier add.
+    pub flag_latency_after_action: FlagLatency,
+    /// Both, per irregularity: `{"from_visible": …, "after_action": …}`.
+    pub flag_latency_by_irregularity: BTreeMap<String, BTreeMap<String, FlagLatency>>,
     /// Per ruleset.
     pub by_ruleset: BTreeMap<String, Tally>,
     /// Per scenario (`clean` included).
@@ -316,6 +322,8 @@ pub fn evaluate(
     let mut summary = Summary {
         total: Tally::default(),
         flag_latency: FlagLatency::default(),
+        flag_latency_after_action: FlagLatency::default(),
+        flag_latency_by_irregularity: BTreeMap::new(),
         by_ruleset: BTreeMap::new(),
         by_scenario: BTreeMap::new(),
         by_deck: BTreeMap::new(),
@@ -376,7 +384,23 @@ pub fn evaluate(
         let _ = std::fs::remove_dir_all(&root);
     }
     result?;
-    summary.flag_latency = FlagLatency::of(&latencies, f64::from(FPS));
+    let fps = f64::from(FPS);
+    let of = |delays: &[&FlagDelay]| {
+        let visible: Vec<i64> = delays.iter().map(|d| d.from_visible).collect();
+        let shown: Vec<i64> = delays.iter().map(|d| d.from_shown).collect();
+        (FlagLatency::of(&visible, fps), FlagLatency::of(&shown, fps))
+    };
+    (summary.flag_latency, summary.flag_latency_after_action) = of(&latencies.iter().collect::<Vec<_>>());
+    let mut kinds: BTreeMap<String, Vec<&FlagDelay>> = BTreeMap::new();
+    for d in &latencies {
+        kinds.entry(d.kind.as_str().to_string()).or_default().push(d);
+    }
+    for (kind, delays) in kinds {
+        let (visible, shown) = of(&delays);
+        summary
+            .flag_latency_by_irregularity
+            .insert(kind, BTreeMap::from([("from_visible".to_string(), visible), ("after_action".to_string(), shown)]));
+    }
     summary.frames_per_s =
         if pipeline_s > 0.0 { (summary.frames as f64 / pipeline_s * 10.0).round() / 10.0 } else { 0.0 };
     Ok(summary)
@@ -419,13 +443,26 @@ impl Summary {
         );
         let l = &self.flag_latency;
         if l.count > 0 {
+            let a = &self.flag_latency_after_action;
             s += &format!(
-                "  flag latency: median {:.0} ms, max {:.0} ms over {} flags ({} within 250 ms)\n",
+                "  flag latency: median {:.0} ms, max {:.0} ms over {} flags ({} within 250 ms); after the action showing it: median {:.0} ms, max {:.0} ms ({} within 250 ms)\n",
                 l.p50_ms.unwrap_or(0.0),
                 l.max_ms.unwrap_or(0.0),
                 l.count,
-                l.within_250ms
+                l.within_250ms,
+                a.p50_ms.unwrap_or(0.0),
+                a.max_ms.unwrap_or(0.0),
+                a.within_250ms
             );
+            for (kind, both) in &self.flag_latency_by_irregularity {
+                let (v, a) = (&both["from_visible"], &both["after_action"]);
+                s += &format!(
+                    "    {kind:<30} {:>2} flags  median {:>5.0} ms ({:>5.0} ms after the action)\n",
+                    v.count,
+                    v.p50_ms.unwrap_or(0.0),
+                    a.p50_ms.unwrap_or(0.0)
+                );
+            }
         }
         for (title, tallies) in
             [("by scenario", &self.by_scenario), ("by ruleset", &self.by_ruleset), ("by deck", &self.by_deck)]

@@ -40,8 +40,24 @@ pub struct TruthFlag {
     pub consequence: serde_json::Value,
     /// The article.
     pub citation: String,
-    /// The first frame a camera can see it in.
+    /// The first frame a camera can see it in (the first frame of the action that shows it).
     pub visible_from_frame: u64,
+    /// The last frame of that action: a dealt card has landed, a removed card has left
+    /// (absent in sessions rendered before 2026-11-27: then `visible_from_frame`).
+    #[serde(default)]
+    pub shown_by_frame: Option<u64>,
+}
+
+/// How long after the truth's frames a found flag was first raised.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlagDelay {
+    /// The irregularity.
+    pub kind: IrregularityKind,
+    /// Frames from the first frame of the action that shows it ([`TruthFlag::visible_from_frame`]).
+    pub from_visible: i64,
+    /// Frames from that action's last frame ([`TruthFlag::shown_by_frame`]): what the tracker
+    /// and verifier add once a dealt card has landed.
+    pub from_shown: i64,
 }
 
 /// The settlement's status and bets.
@@ -178,8 +194,8 @@ struct Raised<'a> {
     flag: &'a RoundFlag,
 }
 
-/// Scores a session: its tally and, per flag found, the latency in frames.
-pub fn score_session(truth: &[TruthRound], events: &[Event]) -> (Tally, Vec<i64>) {
+/// Scores a session: its tally and, per flag found, its latency.
+pub fn score_session(truth: &[TruthRound], events: &[Event]) -> (Tally, Vec<FlagDelay>) {
     // Which truth round each round id belongs to: the one holding its first event.
     let mut round_of_id: BTreeMap<&str, usize> = BTreeMap::new();
     for e in events {
@@ -226,14 +242,28 @@ pub fn score_session(truth: &[TruthRound], events: &[Event]) -> (Tally, Vec<i64>
                 if x.flag.consequence == want.consequence && x.flag.citation == want.citation {
                     tally.flags_exact += 1;
                 }
-                // When it was first raised, superseded forms of it included.
-                let first = flags[r]
+                // When it was first raised: superseded forms of it included, those of the same
+                // seat and those it supersedes of the same irregularity (a provisional flag whose
+                // seat was not known yet: the room was alerted then).
+                let mut first = flags[r]
                     .iter()
                     .filter(|y| y.flag.irregularity == want.kind && y.flag.seat == want.seat)
                     .map(|y| y.frame)
                     .min()
                     .unwrap_or(x.frame);
-                latencies.push(first as i64 - want.visible_from_frame as i64);
+                let mut link = x.flag.supersedes_flag;
+                while let Some(y) = link.and_then(|id| flags[r].iter().find(|y| y.flag.flag_id == id)) {
+                    if y.flag.irregularity != want.kind {
+                        break;
+                    }
+                    first = first.min(y.frame);
+                    link = y.flag.supersedes_flag.filter(|&id| id != y.flag.flag_id);
+                }
+                latencies.push(FlagDelay {
+                    kind: want.kind,
+                    from_visible: first as i64 - want.visible_from_frame as i64,
+                    from_shown: first as i64 - want.shown_by_frame.unwrap_or(want.visible_from_frame) as i64,
+                });
             }
         }
         tally.false_flags += matched.iter().filter(|m| !**m).count() as u64;
@@ -354,6 +384,7 @@ mod tests {
             consequence: serde_json::json!({"kind": "continues"}),
             citation: "fortune3cp-2025 Art. 17(4)(1)".into(),
             visible_from_frame: 20,
+            shown_by_frame: Some(22),
         }]);
         let events = vec![
             ev(
@@ -390,9 +421,47 @@ mod tests {
             }
         );
         assert!(tally.consistent());
-        assert_eq!(lat, vec![3]);
-        let l = FlagLatency::of(&lat, 30.0);
+        assert_eq!(lat, vec![FlagDelay { kind: k, from_visible: 3, from_shown: 1 }]);
+        let l = FlagLatency::of(&[lat[0].from_visible], 30.0);
         assert_eq!((l.p50_ms, l.within_250ms), (Some(100.0), 1));
+    }
+
+    #[test]
+    fn a_flag_refined_from_a_provisional_one_counts_from_the_provisional_one() {
+        let k = IrregularityKind::WrongDealOrder;
+        let want = |seat| TruthFlag {
+            kind: k,
+            seat,
+            consequence: serde_json::json!({"kind": "continues"}),
+            citation: "fortune3cp-2025 Art. 17(4)(1)".into(),
+            visible_from_frame: 20,
+            shown_by_frame: None,
+        };
+        let started = EventBody::RoundStarted {
+            ruleset: RulesetId::Fortune3cp2025,
+            seats_with_bets: vec![],
+            source: "vision".into(),
+        };
+        let events = |refined: Option<u8>, other: IrregularityKind| {
+            vec![
+                ev("r1", 5, started.clone()),
+                // A provisional flag of another irregularity is not this one's first alert.
+                ev("r1", 21, EventBody::RoundFlag(flag(1, other, None, None))),
+                ev("r1", 25, EventBody::RoundFlag(flag(2, k, None, Some(1)))),
+                ev("r1", 40, EventBody::RoundFlag(flag(3, k, refined, Some(2)))),
+            ]
+        };
+        let t = truth(vec![want(Some(1))]);
+        let (tally, lat) = score_session(&t, &events(Some(1), IrregularityKind::CardRemoved));
+        assert_eq!((tally.flags_found, tally.false_flags), (1, 0));
+        // No shown_by_frame (an older session): counted from the visible frame.
+        assert_eq!(lat, vec![FlagDelay { kind: k, from_visible: 5, from_shown: 5 }]);
+        // Through a chain of the same irregularity, back to the first.
+        let (_, lat) = score_session(&t, &events(Some(1), k));
+        assert_eq!(lat[0].from_visible, 1);
+        // The refined flag names another seat: not found, and counted false.
+        let (tally, lat) = score_session(&t, &events(Some(2), k));
+        assert_eq!((tally.flags_found, tally.false_flags, lat.len()), (0, 1, 0));
     }
 
     #[test]

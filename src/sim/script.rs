@@ -245,6 +245,15 @@ impl Planner<'_> {
     }
 }
 
+/// The first action after which card `id` lies face up: dealt face up or turned up.
+fn first_face_up(actions: &[Step], id: u32) -> Option<usize> {
+    actions.iter().position(|st| match &st.action {
+        Action::Deal { cards, face_up, .. } => cards.iter().zip(face_up).any(|(c, up)| c.id == id && *up),
+        Action::Flip { id: f, face_up } => *f == id && *face_up,
+        _ => false,
+    })
+}
+
 /// Plans one round of `rs` with `scenario`, drawing everything random from `rng`.
 /// `first_card_id` keeps card ids unique across a session; the plan's ids are above it.
 pub fn plan_round(
@@ -411,6 +420,8 @@ pub fn plan_round(
     }
     let mut dealer_exposed_done = scenario != Scenario::DealerCardExposed;
     let mut duplicate_source: Option<Card> = None;
+    // The two physical copies of the duplicated card (ids), for when both have shown their face.
+    let mut duplicate_ids: Vec<u32> = Vec::new();
     let total_deliveries = plan.len();
     let mut first_visible: std::collections::BTreeMap<IrregularityKind, (usize, Option<Seat>)> = Default::default();
     for (n, d) in plan.iter().enumerate() {
@@ -460,7 +471,11 @@ pub fn plan_round(
                 p.push(Action::Flip { id, face_up: false }, FLIP_FRAMES);
             }
         }
+        if scenario == Scenario::DuplicateCard && (n == 0 || n + 1 == total_deliveries) {
+            duplicate_ids.push(phys[0].id);
+        }
         if scenario == Scenario::DuplicateCard && n + 1 == total_deliveries {
+            // Refined below, once the reveal is planned: a face-down copy shows nothing.
             first_visible
                 .insert(K::DuplicateCard, (action_index, if let Position::Seat(s) = d.to { Some(s) } else { None }));
         }
@@ -610,6 +625,14 @@ pub fn plan_round(
         .collect();
     p.push(Action::Collect { ids: on_table }, 16);
     p.push(Action::Wait, 8);
+    // A duplicate is visible only once both copies have shown their face (a camera reads no
+    // face-down card); until then no one could flag it.
+    if let Some(v) = first_visible.get_mut(&K::DuplicateCard) {
+        let shown: Option<Vec<usize>> = duplicate_ids.iter().map(|&id| first_face_up(&p.actions, id)).collect();
+        if let Some(at) = shown.and_then(|s| s.into_iter().max()) {
+            v.0 = v.0.max(at);
+        }
+    }
 
     // The round as the rules engine settles it.
     let observed: Vec<Observed> = scenario
@@ -747,9 +770,31 @@ mod tests {
                     for f in &plan.expected_flags {
                         assert_eq!(f.citation.ruleset, id);
                         assert!(f.visible_from_action < plan.actions.len());
+                        if f.kind == IrregularityKind::DuplicateCard {
+                            duplicate_shows_with_its_second_face(&plan, f.visible_from_action);
+                        }
                     }
                 }
             }
+        }
+    }
+
+    /// A duplicate is visible from the action that shows the second copy's face (a face-down
+    /// copy shows nothing), or from the last deal where a copy never shows.
+    fn duplicate_shows_with_its_second_face(plan: &RoundPlan, at: usize) {
+        let mut ids: std::collections::BTreeMap<Card, Vec<u32>> = Default::default();
+        for st in &plan.actions {
+            if let Action::Deal { cards, .. } = &st.action {
+                for c in cards {
+                    ids.entry(c.card).or_default().push(c.id);
+                }
+            }
+        }
+        let copies = ids.values().find(|v| v.len() == 2).expect("two copies of one card");
+        let shown: Vec<Option<usize>> = copies.iter().map(|&id| first_face_up(&plan.actions, id)).collect();
+        match (shown[0], shown[1]) {
+            (Some(a), Some(b)) => assert_eq!(at, a.max(b), "{}", plan.ruleset),
+            _ => assert!(matches!(plan.actions[at].action, Action::Deal { .. })),
         }
     }
 

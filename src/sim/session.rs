@@ -183,8 +183,11 @@ pub struct FlagTruth {
     /// The flag.
     #[serde(flatten)]
     pub flag: ExpectedFlag,
-    /// The first frame showing it.
+    /// The first frame showing it (the first frame of the action that shows it: a dealt card
+    /// is still in flight).
     pub visible_from_frame: u64,
+    /// The last frame of that action (a dealt card has landed, a removed card has left).
+    pub shown_by_frame: u64,
 }
 
 /// Ground truth of one round.
@@ -392,10 +395,12 @@ pub fn simulate(spec: &SessionSpec, mut progress: impl FnMut(u64, u32)) -> Resul
         let stakes = chip_heights(&plan);
         let first_frame = frame_no;
         let mut action_first_frame: Vec<u64> = vec![u64::MAX; plan.actions.len()];
+        let mut action_last_frame: Vec<u64> = vec![u64::MAX; plan.actions.len()];
         for state in &states {
             if action_first_frame[state.action] == u64::MAX {
                 action_first_frame[state.action] = frame_no;
             }
+            action_last_frame[state.action] = frame_no;
             let scene = scene_of(state, &faceset, &timeline, &stakes);
             let conditions = drift.at(&base_conditions, frame_no);
             let rendered = renderer.render(&scene, &conditions, spec.seed ^ frame_no.wrapping_mul(0x9E37_79B9))?;
@@ -445,6 +450,7 @@ pub fn simulate(spec: &SessionSpec, mut progress: impl FnMut(u64, u32)) -> Resul
             .map(|f| FlagTruth {
                 flag: f.clone(),
                 visible_from_frame: action_first_frame.get(f.visible_from_action).copied().unwrap_or(first_frame),
+                shown_by_frame: action_last_frame.get(f.visible_from_action).copied().unwrap_or(first_frame),
             })
             .collect();
         rounds.push(RoundTruth { index: r, first_frame, last_frame: frame_no.saturating_sub(1), plan, flags });

@@ -113,6 +113,9 @@ struct RoundRec {
     /// Zones of the current deal's arrivals, in order (hands without bets and the discard left out).
     sequence: Vec<(TableZone, u64)>,
     deviation: Option<Deviation>,
+    /// The order flag raised at a deviation before it was told whether the hand due was passed
+    /// over or served out of turn (no seat); the told one supersedes it.
+    provisional_order_flag: Option<u32>,
     order_checked: bool,
     flags: Vec<RoundFlag>,
     raised: BTreeSet<(IrregularityKind, Option<u8>)>,
@@ -698,14 +701,39 @@ impl Verifier {
                 let seat = Self::seat_of_zone(dev.missed);
                 self.flag_order(dev, seat, frame, t, out);
             }
-            None => self.round.as_mut().expect("checked").deviation = Some(dev),
+            None => {
+                // The order is already broken; whether the hand due was passed over (its seat
+                // is flagged) or served out of turn (a swap: no seat) shows only with the next
+                // delivery elsewhere, often half a second later. The room is told now, without
+                // a seat. Only where every sequence still considered (dealing modes, with or
+                // without the community cards) breaks at this delivery with this seat due: with
+                // San Gong's unknown dice the deciding sequence may still change, and a dealer's
+                // card left out is a wrong count, not an order breach.
+                let provisional = Self::seat_of_zone(dev.missed).is_some()
+                    && results.iter().all(|res| *res == Err((dev.index, dev.missed)));
+                let flag_frame = frame.max(dev.frame);
+                let detail = format!(
+                    "card {} of the deal went to {} where the ruleset prescribes {} (whether {} was passed over shows with the next delivery)",
+                    dev.index + 1,
+                    dev.got,
+                    dev.missed,
+                    dev.missed
+                );
+                self.round.as_mut().expect("checked").deviation = Some(dev);
+                if provisional && self.round.as_ref().is_some_and(|r| r.provisional_order_flag.is_none()) {
+                    let id = self.raise(IrregularityKind::WrongDealOrder, None, flag_frame, t, detail, None, out);
+                    self.round.as_mut().expect("checked").provisional_order_flag = id;
+                }
+            }
         }
     }
 
     fn flag_order(&mut self, dev: Deviation, seat: Option<u8>, frame: u64, t: f64, out: &mut Vec<Event>) {
+        let mut provisional = None;
         if let Some(r) = self.round.as_mut() {
             r.order_checked = true;
             r.deviation = None;
+            provisional = r.provisional_order_flag;
         }
         // A dealer or community card left out at its turn is a wrong count, not an order breach.
         if seat.is_none() && Self::seat_of_zone(dev.missed).is_some() || seat.is_some() {
@@ -715,7 +743,9 @@ impl Verifier {
                 dev.got,
                 dev.missed
             );
-            self.raise(IrregularityKind::WrongDealOrder, seat, frame.max(dev.frame), t, detail, None, out);
+            // A swap (no seat) is the provisional flag itself, already raised.
+            let supersedes = provisional.filter(|_| seat.is_some());
+            self.raise(IrregularityKind::WrongDealOrder, seat, frame.max(dev.frame), t, detail, supersedes, out);
         }
     }
 
