@@ -522,6 +522,8 @@ pub struct Tracker {
     last_frame: Option<(u64, f64)>,
     /// A card was turned face up after the deal (the reveal has begun).
     turned_up: bool,
+    /// The frame this round's reveal began.
+    reveal_began: Option<u64>,
     /// Centre of the shoe zone, if the calibration has one.
     shoe: Option<Point>,
     /// Frames (first, last) whose track state goes to stderr: `TABLECAM_TRACK_DEBUG=FIRST-LAST`,
@@ -568,6 +570,16 @@ const TWIN_IDENTITY_SHARE: f64 = 1.0;
 
 /// See [`COVER_SHARE`].
 const COVER_SLACK_FRAMES: u64 = 12;
+
+/// From the reveal on, a card lost in its hand with a card of the hand in view on each side
+/// (opposite directions, each within this share of a card's width) lies in the spread hand,
+/// measured into its neighbours: a hand turned face up under the dealer's hand comes back
+/// measured one piece short for seconds (stud seed 7: five cards as four pieces, spaced wider,
+/// the middle card's track waiting in vain), and its removal voided the round.
+const BETWEEN_SHARE: f64 = 1.0;
+/// The two neighbours lie on opposite sides: the cosine of the angle between them, seen from
+/// the lost card, is at most this (about 145°).
+const BETWEEN_COS: f64 = -0.82;
 
 /// A card brought in from off the table whose flight slows down inside a zone
 /// and then speeds up again this many times its slowest step there touched
@@ -638,6 +650,7 @@ impl Tracker {
             pending_hints: Vec::new(),
             last_frame: None,
             turned_up: false,
+            reveal_began: None,
             gathered: BTreeMap::new(),
             shoe: geometry.calibration.zones.iter().find(|z| z.kind == ZoneKind::Shoe).map(|z| z.polygon_mm.centroid()),
             debug: std::env::var("TABLECAM_TRACK_DEBUG").ok().and_then(|v| {
@@ -731,6 +744,11 @@ impl Tracker {
                 chips: self.chips_now(frame),
             });
             self.phase = to;
+            match to {
+                RoundPhase::Reveal => self.reveal_began = self.reveal_began.or(Some(frame)),
+                RoundPhase::WaitingForBets | RoundPhase::Dealing => self.reveal_began = None,
+                _ => {}
+            }
         }
     }
 
@@ -1115,8 +1133,9 @@ impl Tracker {
                 }
                 continue;
             }
-            if t.hidden || self.covered(&t) {
-                // Under the card that landed on it: it stays in the hand, unseen.
+            if t.hidden || self.covered(&t) || self.between_its_neighbours(&t) {
+                // Under the card that landed on it, or measured into a spread hand's
+                // neighbours: it stays in the hand, unseen.
                 let mut t = t;
                 t.hidden = true;
                 self.lost.push((t, since));
@@ -1714,6 +1733,41 @@ impl Tracker {
                     && o.arrived_at + COVER_SLACK_FRAMES >= t.last_seen
                     && o.arrived_at <= t.last_seen + COVER_SLACK_FRAMES
             })
+    }
+
+    /// Whether a card lost in its hand from the reveal on lies between two cards of the hand in
+    /// view now (see [`BETWEEN_SHARE`]). Before the reveal the same sight may be a card slid
+    /// out of the middle of a hand, which is a removal (the simulator's `card_removed`).
+    fn between_its_neighbours(&self, t: &Track) -> bool {
+        // It vanished during the reveal, lying still where it lay: a card slid out of the hand is
+        // seen moving, or vanishes under the dealer's hand before the reveal.
+        let in_place = t.moving_frames <= 1 && t.near_home(self.geometry.calibration.card_size_mm[0]);
+        let in_the_reveal = self.reveal_began.is_some_and(|f| t.last_seen >= f)
+            && matches!(self.phase, RoundPhase::Reveal | RoundPhase::Settlement);
+        if !in_the_reveal || t.zone.is_none() || !in_place {
+            return false;
+        }
+        let near = BETWEEN_SHARE * self.geometry.calibration.card_size_mm[0];
+        let sides: Vec<Point> = self
+            .tracks
+            .iter()
+            .filter(|o| {
+                o.id != t.id
+                    && o.confirmed
+                    && o.arrived
+                    && !o.abandoned
+                    && o.missed == 0
+                    && o.zone == t.zone
+                    && o.pos.dist(t.pos) < near
+            })
+            .map(|o| Point::new(o.pos.x - t.pos.x, o.pos.y - t.pos.y))
+            .collect();
+        sides.iter().enumerate().any(|(i, a)| {
+            sides[i + 1..].iter().any(|b| {
+                let (na, nb) = (a.x.hypot(a.y), b.x.hypot(b.y));
+                na > 0.0 && nb > 0.0 && (a.x * b.x + a.y * b.y) / (na * nb) <= BETWEEN_COS
+            })
+        })
     }
 
     /// `abandoned`: the card belongs to a deal already abandoned (its late
@@ -2417,6 +2471,40 @@ mod tests {
         let after: Vec<&TrackEventKind> = deal.events.iter().filter(|(n, _)| *n >= 200).map(|(_, e)| e).collect();
         assert!(after.iter().any(|e| matches!(e, TrackEventKind::Removed { .. })), "{after:?}");
         assert!(after.iter().any(|e| matches!(e, TrackEventKind::Dealt { .. })), "{after:?}");
+    }
+
+    /// Stud seed 7: a hand turned face up under the dealer's hand came back measured one piece
+    /// short (five cards as four pieces, spaced wider) and stayed so until the collection; the
+    /// middle card's track, waiting in vain, was reported removed, and the round void.
+    #[test]
+    fn a_card_lost_between_its_neighbours_at_the_reveal_stays_in_the_hand() {
+        let dealer: [Card; 3] = ["2S", "7D", "KC"].map(|c| c.parse().unwrap());
+        // seat 3's middle card unseen from frame 200 to the end, its neighbours in view
+        let merged = |i: usize, n: u64, p: Point| match (i, n) {
+            (3..=5, 180..) => vec![(p, Some(dealer[i - 3]))],
+            (1, 200..) => vec![],
+            _ => vec![(p, None)],
+        };
+        let removed = |deal: &TestDeal| {
+            deal.events.iter().filter(|(n, _)| *n >= 200).any(|(_, e)| matches!(e, TrackEventKind::Removed { .. }))
+        };
+        let deal = deal_seat_3_and_dealer(320, merged);
+        assert!(deal
+            .events
+            .iter()
+            .any(|(n, e)| *n < 200 && matches!(e, TrackEventKind::Phase { to: RoundPhase::Reveal, .. })));
+        assert!(!removed(&deal), "{:?}", deal.events);
+        // before the reveal the same sight is a removal (a card slid out of the hand under the
+        // dealer's hand)
+        let deal = deal_seat_3_and_dealer(320, |i, n, p| if i >= 3 { vec![(p, None)] } else { merged(i, n, p) });
+        assert!(removed(&deal), "{:?}", deal.events);
+        // and so is a card lost at the reveal with a neighbour on one side only (the hand's end)
+        let deal = deal_seat_3_and_dealer(320, |i, n, p| match (i, n) {
+            (3..=5, 180..) => vec![(p, Some(dealer[i - 3]))],
+            (0, 200..) => vec![],
+            _ => vec![(p, None)],
+        });
+        assert!(removed(&deal), "{:?}", deal.events);
     }
 
     /// Stud seed 8: in a tight face-up hand the dealer's fingers made both of two cards jump
