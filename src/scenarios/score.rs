@@ -43,7 +43,7 @@ pub struct TruthFlag {
     /// The first frame a camera can see it in (the first frame of the action that shows it).
     pub visible_from_frame: u64,
     /// The last frame of that action: a dealt card has landed, a removed card has left
-    /// (absent in sessions rendered before 2026-11-27: then `visible_from_frame`).
+    /// (absent in sessions rendered before 2026-11-26: then `visible_from_frame`).
     #[serde(default)]
     pub shown_by_frame: Option<u64>,
 }

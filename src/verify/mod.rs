@@ -65,6 +65,15 @@ impl VerifierOptions {
     }
 }
 
+/// A card of the deal seen turned face up without a reading, within this many frames of a card
+/// landing in its hand, is not taken as exposed until it is read: the landing card covers half
+/// of it, and the classifier calls what remains of its back an unread face (stud seed 7, an
+/// unseen back design: seat 2's first card "turned up" as its second landed, and stayed so for
+/// 20 frames, two exposure flags and a void round). A card really turned up shows its face and
+/// is read; one turned up with no card landing near that time is an exposure as before, raised
+/// this many frames late (the cards dealt face up, the usual exposure, are raised on arrival).
+const COVER_TURN_FRAMES: u64 = 6;
+
 /// Why a card of an unsettled round has no identity: its face never showed, or it showed and
 /// was never read surely enough.
 fn unread(c: &CardRec) -> &'static str {
@@ -113,6 +122,11 @@ struct RoundRec {
     /// Zones of the current deal's arrivals, in order (hands without bets and the discard left out).
     sequence: Vec<(TableZone, u64)>,
     deviation: Option<Deviation>,
+    /// Cards of the deal turned face up without a reading, waiting [`COVER_TURN_FRAMES`] for
+    /// a card landing beside them: (track, zone, frame of the turn).
+    unread_turns: Vec<(u32, TableZone, u64)>,
+    /// Cards of the deal "turned face up" as a card landed on them: an exposure only once read.
+    turned_under: BTreeSet<u32>,
     /// The order flag raised at a deviation before it was told whether the hand due was passed
     /// over or served out of turn (no seat); the told one supersedes it.
     provisional_order_flag: Option<u32>,
@@ -275,7 +289,49 @@ impl Verifier {
             let detail = format!("a card left seat {seat}'s hand and no card replaced it within {window} frames");
             self.raise(IrregularityKind::CardRemoved, Some(seat), frame, time_ms, detail, None, &mut out);
         }
+        self.unread_turns_due(frame, time_ms, false, &mut out);
         out
+    }
+
+    /// A card turned face up during the deal (`read`: with a reading).
+    fn turned_up_in_the_deal(
+        &mut self,
+        track: u32,
+        zone: TableZone,
+        read: bool,
+        frame: u64,
+        t: f64,
+        out: &mut Vec<Event>,
+    ) {
+        let Some(r) = self.round.as_mut() else { return };
+        let order = r.cards.get(&track).map_or(0, |c| c.order);
+        if read {
+            self.exposure(zone, order, frame, t, out);
+            return;
+        }
+        // (Seen turned up under a card before, it is still under it when it flickers back.)
+        let landed_on = r.turned_under.contains(&track)
+            || r.cards.iter().any(|(k, c)| {
+                *k != track && c.home == zone && frame.saturating_sub(c.arrival_frame) <= COVER_TURN_FRAMES
+            });
+        if landed_on {
+            r.turned_under.insert(track);
+        } else {
+            r.unread_turns.push((track, zone, frame));
+        }
+    }
+
+    /// Unread turns with no card landing beside them for [`COVER_TURN_FRAMES`] (all of them when
+    /// `all`, at the round's end): exposures.
+    fn unread_turns_due(&mut self, frame: u64, t: f64, all: bool, out: &mut Vec<Event>) {
+        let Some(r) = self.round.as_mut() else { return };
+        let (due, keep): (Vec<_>, Vec<_>) =
+            r.unread_turns.iter().partition(|(_, _, f)| all || frame.saturating_sub(*f) > COVER_TURN_FRAMES);
+        r.unread_turns = keep;
+        for (track, zone, _) in due {
+            let order = self.round.as_ref().and_then(|r| r.cards.get(&track)).map_or(0, |c| c.order);
+            self.exposure(zone, order, frame, t, out);
+        }
     }
 
     /// Processes one tracker event.
@@ -353,8 +409,7 @@ impl Verifier {
                     }
                 }
                 if *face_up && *phase == RoundPhase::Dealing && *zone != TableZone::Discard {
-                    let order = self.round.as_ref().and_then(|r| r.cards.get(track)).map_or(0, |c| c.order);
-                    self.exposure(*zone, order, frame, t, &mut out);
+                    self.turned_up_in_the_deal(*track, *zone, card.is_some(), frame, t, &mut out);
                 }
             }
             TrackEventKind::Identified { track, zone, card, previous } => {
@@ -407,6 +462,7 @@ impl Verifier {
                 }
             }
             TrackEventKind::RoundEnded => {
+                self.unread_turns_due(frame, t, true, &mut out);
                 self.emit_outcome(frame, t, &mut out);
                 self.round = None;
             }
@@ -547,6 +603,13 @@ impl Verifier {
                     collected: false,
                 },
             );
+            // A card of this hand "turned up" just before: this card landing on it.
+            let (under, keep): (Vec<_>, Vec<_>) = r
+                .unread_turns
+                .iter()
+                .partition(|(k, z, f)| *k != track && *z == zone && frame.saturating_sub(*f) <= COVER_TURN_FRAMES);
+            r.turned_under.extend(under.into_iter().map(|(k, _, _)| k));
+            r.unread_turns = keep;
         }
         // A card arriving in a hand after a card left it: a swap.
         if let TableZone::Seat(s) = zone {
@@ -801,6 +864,14 @@ impl Verifier {
         out: &mut Vec<Event>,
     ) {
         let single_deck = self.rs.decks == 1;
+        let Some(r) = self.round.as_mut() else { return };
+        // A card seen turned up as a card landed on it, read during the deal: its face showed.
+        if r.phase == Some(RoundPhase::Dealing) && r.turned_under.remove(&track) {
+            let (zone, order) = r.cards.get(&track).map_or((None, 0), |c| (Some(c.home), c.order));
+            if let Some(zone) = zone {
+                self.exposure(zone, order, frame, t, out);
+            }
+        }
         let Some(r) = self.round.as_mut() else { return };
         let Some(rec) = r.cards.get_mut(&track) else { return };
         rec.identity = Some(card);
@@ -1350,5 +1421,94 @@ impl TableMonitor {
     /// The round's phase now.
     pub fn phase(&self) -> RoundPhase {
         self.tracker.phase()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::{BetKind, RulesetId};
+    use crate::track::SpotPresence;
+
+    /// Stud seed 7 (an unseen back design): seat 2's first card, face down, was seen "turned
+    /// up" as its second card landed on it, flickered, and stayed so: two exposure flags and a
+    /// void round. A card turned up with no card landing beside it is still an exposure.
+    #[test]
+    fn a_card_seen_turned_up_as_a_card_lands_on_it_is_exposed_only_once_read() {
+        let run = |events: &[(u64, TrackEventKind)]| -> Vec<(u64, RoundFlag)> {
+            let mut v = Verifier::new(Ruleset::new(RulesetId::Stud2004), VerifierOptions::new("T", "C")).unwrap();
+            let mut flags = Vec::new();
+            for frame in 0..80u64 {
+                let mut out = Vec::new();
+                for (_, kind) in events.iter().filter(|(f, _)| *f == frame) {
+                    out.extend(v.process(&TrackEvent { frame, time_ms: frame as f64 * 33.3, kind: kind.clone() }));
+                }
+                out.extend(v.tick(frame, frame as f64 * 33.3));
+                flags.extend(out.into_iter().filter_map(|e| match e.body {
+                    EventBody::RoundFlag(f) => Some((e.frame, f)),
+                    _ => None,
+                }));
+            }
+            flags
+        };
+        let chips = vec![SpotPresence { seat: 1, bet: BetKind::Ante }, SpotPresence { seat: 2, bet: BetKind::Ante }];
+        let dealt = |track, seat, order| TrackEventKind::Dealt {
+            track,
+            zone: TableZone::Seat(seat),
+            order,
+            face_up: false,
+            card: None,
+            phase: RoundPhase::Dealing,
+        };
+        let turned = |track, face_up, card| TrackEventKind::Turned {
+            track,
+            zone: TableZone::Seat(2),
+            face_up,
+            card,
+            phase: RoundPhase::Dealing,
+        };
+        let mut base = vec![
+            (1, TrackEventKind::RoundStarted { chips: chips.clone(), by_hint: false }),
+            (
+                1,
+                TrackEventKind::Phase {
+                    from: RoundPhase::WaitingForBets,
+                    to: RoundPhase::Dealing,
+                    reason: "a card left the shoe".into(),
+                    chips,
+                },
+            ),
+            (2, dealt(1, 1, 1)),
+            (10, dealt(2, 2, 1)),
+            (20, dealt(3, 1, 2)),
+        ];
+        // seat 2's second card lands at 30; its first "turns up" at 29, down at 40, up at 42
+        let mut under = base.clone();
+        under.extend([
+            (29, turned(2, true, None)),
+            (30, dealt(4, 2, 2)),
+            (40, turned(2, false, None)),
+            (42, turned(2, true, None)),
+        ]);
+        assert_eq!(run(&under), vec![], "no exposure while unread under the card that landed");
+        // read during the deal: its face showed
+        let ace: Card = "AS".parse().unwrap();
+        under.push((
+            50,
+            TrackEventKind::Identified { track: 2, zone: Some(TableZone::Seat(2)), card: ace, previous: None },
+        ));
+        let flags = run(&under);
+        assert_eq!(flags.len(), 1, "{flags:?}");
+        assert_eq!(
+            (flags[0].0, flags[0].1.irregularity, flags[0].1.seat),
+            (50, IrregularityKind::OnePlayerCardExposed, Some(2))
+        );
+        // turned up with no card landing near: an exposure, raised COVER_TURN_FRAMES later
+        base.push((29, turned(2, true, None)));
+        let flags = run(&base);
+        assert_eq!(flags.len(), 1, "{flags:?}");
+        assert_eq!(flags[0].0, 29 + COVER_TURN_FRAMES + 1);
+        assert_eq!(flags[0].1.irregularity, IrregularityKind::OnePlayerCardExposed);
+        assert_eq!(flags[0].1.evidence_frame, 29 + COVER_TURN_FRAMES + 1);
     }
 }
