@@ -924,9 +924,14 @@ impl Recognizer {
             })
             .collect();
         let probs2 = read_with(classifier, &second)?;
+        // The indexes are named from the threshold of the classifier that reads them: the glyph
+        // classifier's own calibrated one where it reads them, else the card classifier's.
+        let index_conf = self.glyph.as_ref().map_or(min_conf, Classifier::min_confidence);
         let mut glyph_reads: Vec<IndexRead> = Vec::new();
+        // proposal `n` read as `r`: kept where it names a card, even below the threshold, for
+        // the card's other index to confirm (`index_reads`)
         let mut consider = |n: usize, r: &[f32]| {
-            let v = classify::combine(&[r], min_conf.min(PAIRED_INDEX_CONFIDENCE));
+            let v = classify::combine(&[r], index_conf.min(PAIRED_INDEX_CONFIDENCE));
             if matches!(v.identity, CardIdentity::Card(_)) {
                 glyph_reads.push(IndexRead { proposal: glyphs[n].0, card: v.identity, confidence: v.confidence });
             }
@@ -939,11 +944,8 @@ impl Recognizer {
                 consider(n, probs2.row(2 * i + j).to_slice().expect("standard layout"));
             }
         }
-        // The glyph classifier's reading of every proposal's glyph view: it names a card from its
-        // own calibrated threshold, or with the card's other index as the card classifier's do.
-        let mut index_conf = min_conf;
+        // The glyph classifier's reading of every proposal's glyph view.
         if let Some(glyph) = self.glyph.as_mut() {
-            index_conf = glyph.min_confidence();
             let (ph, pw) = PatchKind::IndexGlyphs.shape();
             let mut batch = Array4::<f32>::zeros((glyphs.len(), 3, ph, pw));
             for ((p, k), mut slot) in glyphs.iter().zip(batch.outer_iter_mut()) {
@@ -953,15 +955,8 @@ impl Recognizer {
             }
             patches += glyphs.len();
             let probs = glyph.classify(batch.view())?;
-            for (n, (p, _)) in glyphs.iter().enumerate() {
-                let row = probs.row(n);
-                let v = classify::combine(
-                    &[row.to_slice().expect("standard layout")],
-                    index_conf.min(PAIRED_INDEX_CONFIDENCE),
-                );
-                if matches!(v.identity, CardIdentity::Card(_)) {
-                    glyph_reads.push(IndexRead { proposal: *p, card: v.identity, confidence: v.confidence });
-                }
+            for n in 0..glyphs.len() {
+                consider(n, probs.row(n).to_slice().expect("standard layout"));
             }
         }
         times.patches = patches;
