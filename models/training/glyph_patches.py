@@ -138,9 +138,16 @@ def render(rng, faces):
     sheet = faces.sheets[rng.integers(len(faces.sheets))]
     design = sheet["design"]
     code = "back" if rng.random() < 0.08 else CODES[rng.integers(52)]
-    face = faces.face(design, code)
-    if rng.random() < 0.5:
-        face = face.rotate(180)
+
+    def a_card(code):
+        """The design's face of `code` (or its back), either end up."""
+        img = faces.face(design, code)
+        return img.rotate(180) if rng.random() < 0.5 else img
+
+    def a_neighbour():
+        return a_card(CODES[rng.integers(52)] if rng.random() < 0.8 else "back")
+
+    face = a_card(code)
     fw, fh = face.size
     ir = sheet["index"]["rect"]
     idx_h = math.exp(rng.uniform(math.log(7), math.log(120)))
@@ -174,9 +181,7 @@ def render(rng, faces):
             others.append([q[:, 0].min(), q[:, 1].min(), q[:, 0].max(), q[:, 1].max()])
 
     for _ in range(rng.integers(0, 3)):  # a hand's neighbours underneath
-        nb = faces.face(design, CODES[rng.integers(52)] if rng.random() < 0.8 else "back")
-        if rng.random() < 0.5:
-            nb = nb.rotate(180)
+        nb = a_neighbour()
         Hn = K @ Hc @ fu(rng.choice([-1, 1]) * rng.uniform(0.2, 1.1), rng.uniform(-0.15, 0.15))
         corners.warp_into(canvas, nb, Hn)
         index_boxes_of(Hn)
@@ -185,9 +190,7 @@ def render(rng, faces):
     hidden = np.zeros(len(grid), bool)
     card = np.array([[0, 0], [fw, 0], [fw, fh], [0, fh]], float)
     if rng.random() < 0.3:  # the next card of a hand dealt over this one
-        nb = faces.face(design, CODES[rng.integers(52)] if rng.random() < 0.8 else "back")
-        if rng.random() < 0.5:
-            nb = nb.rotate(180)
+        nb = a_neighbour()
         ox, oy = (rng.uniform(0.05, 0.5), rng.uniform(-0.1, 0.1)) if rng.random() < 0.5 else \
             (rng.uniform(-0.1, 0.1), rng.uniform(0.08, 0.5))
         Hn = K @ Hc @ fu(ox, oy)
@@ -313,10 +316,9 @@ def main():
     if args.real:
         split = json.load(open(os.path.join(ROOT, "models", "training", "real_split.json")))
         X, Y, F = real(args.real, split[args.real_files], args.seed, args.jitter if args.real_files == "train" else 0)
-        L = np.full(len(Y), 100.0, np.float32)
     else:
         X, Y = simulated(args.faces, args.split, args.n, args.seed, args.workers)
-        L = np.full(len(Y), 100.0, np.float32)
+    L = np.full(len(Y), 100.0, np.float32)
     # C: the card the patch was cut from, which calibration counts misreads against
     np.savez(args.out, X=X, Y=Y, L=L, C=Y)
     print(f"{args.out}: {len(Y)} patches, {(Y != UNKNOWN).sum()} of cards, classes {len(set(Y.tolist()))}/54")

@@ -31,6 +31,8 @@ def use_face_patches():
     export_classifier writes into the model, and the cut the Rust side then makes."""
     global CORNER_U, CORNER_V, CORNER_H, CORNER_W
     CORNER_U, CORNER_V, CORNER_H, CORNER_W = 1.0, 1.0, FACE_H, FACE_W
+
+
 PATCH_KIND = "card_corner"
 
 
