@@ -2479,16 +2479,20 @@ mod tests {
     #[test]
     fn a_card_lost_between_its_neighbours_at_the_reveal_stays_in_the_hand() {
         let dealer: [Card; 3] = ["2S", "7D", "KC"].map(|c| c.parse().unwrap());
-        // seat 3's middle card unseen from frame 200 to the end, its neighbours in view
-        let merged = |i: usize, n: u64, p: Point| match (i, n) {
-            (3..=5, 180..) => vec![(p, Some(dealer[i - 3]))],
-            (1, 200..) => vec![],
-            _ => vec![(p, None)],
+        // seat 3's card `k` unseen from frame 200 to the end, the others in view; the dealer's
+        // cards turned face up from frame 180 (the reveal) when `reveal`
+        let lost = |k: usize, reveal: bool| {
+            move |i: usize, n: u64, p: Point| match (i, n) {
+                (3..=5, 180..) if reveal => vec![(p, Some(dealer[i - 3]))],
+                (j, 200..) if j == k => vec![],
+                _ => vec![(p, None)],
+            }
         };
         let removed = |deal: &TestDeal| {
             deal.events.iter().filter(|(n, _)| *n >= 200).any(|(_, e)| matches!(e, TrackEventKind::Removed { .. }))
         };
-        let deal = deal_seat_3_and_dealer(320, merged);
+        // the middle card, its neighbours in view on both sides
+        let deal = deal_seat_3_and_dealer(320, lost(1, true));
         assert!(deal
             .events
             .iter()
@@ -2496,14 +2500,10 @@ mod tests {
         assert!(!removed(&deal), "{:?}", deal.events);
         // before the reveal the same sight is a removal (a card slid out of the hand under the
         // dealer's hand)
-        let deal = deal_seat_3_and_dealer(320, |i, n, p| if i >= 3 { vec![(p, None)] } else { merged(i, n, p) });
+        let deal = deal_seat_3_and_dealer(320, lost(1, false));
         assert!(removed(&deal), "{:?}", deal.events);
         // and so is a card lost at the reveal with a neighbour on one side only (the hand's end)
-        let deal = deal_seat_3_and_dealer(320, |i, n, p| match (i, n) {
-            (3..=5, 180..) => vec![(p, Some(dealer[i - 3]))],
-            (0, 200..) => vec![],
-            _ => vec![(p, None)],
-        });
+        let deal = deal_seat_3_and_dealer(320, lost(0, true));
         assert!(removed(&deal), "{:?}", deal.events);
     }
 
