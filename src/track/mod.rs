@@ -524,6 +524,8 @@ pub struct Tracker {
     turned_up: bool,
     /// The frame this round's reveal began.
     reveal_began: Option<u64>,
+    /// The frame the round's last deal was abandoned (cards collected during the deal).
+    abandoned_at: Option<u64>,
     /// Centre of the shoe zone, if the calibration has one.
     shoe: Option<Point>,
     /// Frames (first, last) whose track state goes to stderr: `TABLECAM_TRACK_DEBUG=FIRST-LAST`,
@@ -651,6 +653,7 @@ impl Tracker {
             last_frame: None,
             turned_up: false,
             reveal_began: None,
+            abandoned_at: None,
             gathered: BTreeMap::new(),
             shoe: geometry.calibration.zones.iter().find(|z| z.kind == ZoneKind::Shoe).map(|z| z.polygon_mm.centroid()),
             debug: std::env::var("TABLECAM_TRACK_DEBUG").ok().and_then(|v| {
@@ -921,8 +924,11 @@ impl Tracker {
                     .lost
                     .iter()
                     .enumerate()
-                    .filter(|(_, (t, _))| {
-                        t.zone.is_some() && t.zone == zone_here && t.pos.dist(*p) <= self.opts.gate_mm
+                    .filter(|(_, (t, since))| {
+                        t.zone.is_some()
+                            && t.zone == zone_here
+                            && t.pos.dist(*p) <= self.opts.gate_mm
+                            && !self.void_and_unseen(t, *since)
                     })
                     .min_by(|a, b| a.1 .0.pos.dist(*p).total_cmp(&b.1 .0.pos.dist(*p)).then(a.1 .0.id.cmp(&b.1 .0.id)))
                     .map(|(i, _)| i);
@@ -1124,6 +1130,7 @@ impl Tracker {
             let from = t.zone.filter(|z| *z != TableZone::Discard);
             if self.phase == RoundPhase::Collection
                 || t.zone == Some(TableZone::Discard)
+                || self.void_and_unseen(&t, since)
                 || from
                     .is_some_and(|z| self.gathered_with(z, t.last_seen) || t.hidden && self.gathered.contains_key(&z))
             {
@@ -1770,6 +1777,16 @@ impl Tracker {
         })
     }
 
+    /// Whether lost track `t` (lost since `since`) is a card of an abandoned deal that was
+    /// already out of sight when the deal was abandoned. The void deal's cards are all collected
+    /// (e.g. stud-2004 Art. 11(4), a shuffler failure): what lies at its place afterwards is a
+    /// card of the new deal, not this one come back, and this one, never seen again, went with
+    /// the collection. (Revived, the new deal's packet at seat 1 counted as the void deal's
+    /// abandoned cards: "seat 1 has 0 cards", on the stud seed-7 shuffler-failure session.)
+    fn void_and_unseen(&self, t: &Track, since: u64) -> bool {
+        t.abandoned && self.abandoned_at.is_some_and(|at| since <= at)
+    }
+
     /// `abandoned`: the card belongs to a deal already abandoned (its late
     /// collection does not abandon the new deal).
     fn on_collected(&mut self, from: TableZone, frame: u64, abandoned: bool, out: &mut Vec<TrackEventKind>) {
@@ -1778,9 +1795,10 @@ impl Tracker {
             RoundPhase::Dealing if self.dealt_count > 0 => {
                 // Cards taken back during the deal: the deal starts over.
                 out.push(TrackEventKind::DealAbandoned);
+                self.abandoned_at = Some(frame);
                 self.dealt_count = 0;
                 self.arrivals.clear();
-                for t in &mut self.tracks {
+                for t in self.tracks.iter_mut().chain(self.lost.iter_mut().map(|(t, _)| t)) {
                     if t.arrived {
                         t.abandoned = true;
                     }
@@ -1893,6 +1911,7 @@ impl Tracker {
         self.hinted_banker = None;
         self.arrivals.clear();
         self.dealt_count = 0;
+        self.abandoned_at = None;
         // Cards of the round are done with; a card still seen later starts afresh.
         self.tracks.retain(|t| t.zone.is_none() && !t.arrived);
         self.lost.clear();
@@ -2548,5 +2567,40 @@ mod tests {
         let at = |c: Card| t.tracks.iter().find(|x| x.identity == Some(c)).map(|x| x.pos);
         assert!(at(a).is_some_and(|p| p.dist(pa) < 5.0), "{:?} vs {pa:?}", at(a));
         assert!(at(b).is_some_and(|p| p.dist(pb) < 5.0), "{:?} vs {pb:?}", at(b));
+    }
+
+    /// Stud seed 7, shuffler failure: the void deal's packet at seat 1 went unseen to the rack,
+    /// the collection was noticed as a card of seat 2 reached it, and the new deal's packet
+    /// landing at seat 1 was taken for the void deal's cards come back: "seat 1 has 0 cards".
+    #[test]
+    fn after_a_void_deal_the_cards_at_an_unseen_hands_place_are_the_new_deals() {
+        let (mut t, g) = tracker();
+        let per = usize::from(Ruleset::new(RulesetId::Fortune3cp2025).cards_per_hand);
+        let rack = zone_centre(&g, ZoneKind::Discard);
+        let other = hand_spot(&g, 5, 0);
+        let mut events: Vec<(u64, TrackEventKind)> = Vec::new();
+        for n in 0..170u64 {
+            let mut cards = Vec::new();
+            // seat 3's hand dealt (0–59), gone unseen (60–99), a new hand there (from 100)
+            if n < 60 {
+                cards.extend(sliding_hand(&g, 3, per, n));
+            } else if n >= 100 {
+                cards.extend((0..per).map(|i| back_at(&g, hand_spot(&g, 3, i))));
+            }
+            // seat 5's card, dealt, then carried to the rack in view (62–92)
+            let k = (n.saturating_sub(62) as f64 / 30.0).min(1.0).powi(2);
+            let p = Point::new(other.x + k * (rack.x - other.x), other.y + k * (rack.y - other.y));
+            cards.push(if n < 62 { sliding_hand(&g, 5, 1, n)[0] } else { back_at(&g, p) });
+            let obs = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![] };
+            events.extend(t.push(&obs).into_iter().map(|e| (n, e.kind)));
+        }
+        let void = events.iter().position(|(_, e)| matches!(e, TrackEventKind::DealAbandoned));
+        let void = void.unwrap_or_else(|| panic!("the collection voids the deal: {events:?}"));
+        assert!(events[void].0 < 100, "{:?}", events[void]);
+        let dealt_to_3 = |es: &[(u64, TrackEventKind)]| {
+            es.iter().filter(|(_, e)| matches!(e, TrackEventKind::Dealt { zone: TableZone::Seat(3), .. })).count()
+        };
+        assert_eq!(dealt_to_3(&events[..void]), per, "{events:?}");
+        assert_eq!(dealt_to_3(&events[void..]), per, "the new deal's hand: {:?}", &events[void..]);
     }
 }
