@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::calib::{Point, TableGeometry, ZoneKind};
 use crate::events::{BackendHint, RoundPhase, TableZone};
-use crate::rules::ruleset::GameKind;
+use crate::rules::ruleset::{DealingMode, GameKind};
 use crate::rules::{BetKind, Card, Ruleset};
 
 /// Errors of the tracker.
@@ -510,6 +510,10 @@ pub struct Tracker {
     arrivals: BTreeMap<TableZone, u32>,
     /// Cards that arrived in hand, dealer or community zones during the current deal.
     dealt_count: u32,
+    /// The zone of the current deal's latest arrival.
+    last_dealt: Option<TableZone>,
+    /// The current deal's first two arrivals (zone, frame): packets or single cards.
+    deal_start: Vec<(TableZone, u64)>,
     last_activity: u64,
     empty_since: Option<u64>,
     chips_seen: BTreeMap<SpotPresence, u64>,
@@ -538,6 +542,9 @@ pub struct Tracker {
 
 /// Cards first seen within this distance of the shoe are new cards out of it.
 const SHOE_RADIUS_MM: f64 = 260.0;
+/// Two cards landing in one zone at most this many frames apart came as a packet (the
+/// verifier's `VerifierOptions::packet_frames` default).
+const PACKET_FRAMES: u64 = 4;
 
 /// A card first seen outside every zone has been dealt once it moved this far.
 const SHOE_EXIT_MM: f64 = 40.0;
@@ -642,6 +649,8 @@ impl Tracker {
             in_round: false,
             arrivals: BTreeMap::new(),
             dealt_count: 0,
+            last_dealt: None,
+            deal_start: Vec::new(),
             last_activity: 0,
             empty_since: None,
             chips_seen: BTreeMap::new(),
@@ -736,6 +745,44 @@ impl Tracker {
             zones.push((TableZone::Community, u32::from(self.rs.community_cards)));
         }
         zones
+    }
+
+    /// Why a deal one card short is over before the idle time, if it is:
+    /// - its latest card went to the dealer's hand and every zone but the players' hands holds
+    ///   its cards: every ruleset but San Gong serves the dealer last, by the card or by the
+    ///   packet (GAMES.md: fortune3cp-2025 Art. 11, fortune3cp-2008 Art. 7, stud-2004 Art. 7,
+    ///   qpoker-2004 Art. 7), so a player's hand short then was passed over;
+    /// - dealt in packets, every hand has had its packet and the dealer's is whole: a hand
+    ///   passed over and served last got a packet one card short.
+    ///
+    /// Not for San Gong, which deals every place from a dice-chosen start (sangong-1996 Art. 2).
+    /// One card dealt at a time, the last card is the dealer's, so "every zone served" would end
+    /// the deal while that card is still on its way.
+    fn served_but_one_short(&self, prescribed: &[(TableZone, u32)]) -> Option<&'static str> {
+        if self.rs.kind == GameKind::SanGong {
+            return None;
+        }
+        // the dealer's hand (and the community cards) whole: a stud dealer's card shown
+        // face up may land after the rest of its packet
+        if !prescribed.iter().all(|&(zone, n)| matches!(zone, TableZone::Seat(_)) || self.held_in(zone) >= n) {
+            return None;
+        }
+        if self.last_dealt == Some(TableZone::Dealer) {
+            return Some("the dealer, served last, has its cards");
+        }
+        if self.dealt_in_packets() && prescribed.iter().all(|&(zone, _)| self.held_in(zone) >= 1) {
+            return Some("every hand has had its packet");
+        }
+        None
+    }
+
+    /// Whether this deal goes by packets (a shuffler's): the ruleset's only way, or its first
+    /// two cards landing in one zone together (as the verifier tells the mode).
+    fn dealt_in_packets(&self) -> bool {
+        match self.rs.dealing.as_slice() {
+            [only] => only.mode == DealingMode::Shuffler,
+            _ => matches!(self.deal_start.as_slice(), [(a, fa), (b, fb)] if a == b && fb - fa <= PACKET_FRAMES),
+        }
     }
 
     fn set_phase(&mut self, to: RoundPhase, reason: &str, frame: u64, out: &mut Vec<TrackEventKind>) {
@@ -1211,6 +1258,8 @@ impl Tracker {
         self.in_round = true;
         self.arrivals.clear();
         self.dealt_count = 0;
+        self.last_dealt = None;
+        self.deal_start.clear();
         self.folded.clear();
         self.revealed.clear();
         self.gathered.clear();
@@ -1674,6 +1723,10 @@ impl Tracker {
             let order = *n;
             if matches!(self.phase, RoundPhase::Dealing | RoundPhase::WaitingForBets) {
                 self.dealt_count += 1;
+                self.last_dealt = Some(zone);
+                if self.deal_start.len() < 2 {
+                    self.deal_start.push((zone, frame));
+                }
             }
             out.push(TrackEventKind::Dealt { track: id, zone, order, face_up, card, phase });
         } else if let Some(from) = from.filter(|f| *f != zone) {
@@ -1797,6 +1850,8 @@ impl Tracker {
                 out.push(TrackEventKind::DealAbandoned);
                 self.abandoned_at = Some(frame);
                 self.dealt_count = 0;
+                self.last_dealt = None;
+                self.deal_start.clear();
                 self.arrivals.clear();
                 for t in self.tracks.iter_mut().chain(self.lost.iter_mut().map(|(t, _)| t)) {
                     if t.arrived {
@@ -1857,6 +1912,15 @@ impl Tracker {
                         && idle >= u64::from(self.opts.deal_settle_frames)
                     {
                         self.set_phase(RoundPhase::Decisions, "every hand has its cards", frame, out);
+                    } else if let Some(why) = (self.dealt_count + 1 >= expected
+                        && idle >= u64::from(self.opts.deal_settle_frames))
+                    .then(|| self.served_but_one_short(&prescribed))
+                    .flatten()
+                    {
+                        // A hand was passed over, or its packet was one card short: waiting the
+                        // idle time would tell it a second later.
+                        let reason = format!("{why} ({} of {expected} dealt)", self.dealt_count);
+                        self.set_phase(RoundPhase::Decisions, &reason, frame, out);
                     } else if idle >= u64::from(self.opts.deal_idle_frames) {
                         let reason =
                             format!("no card dealt for {idle} frames ({} of {expected} dealt)", self.dealt_count);
@@ -1911,6 +1975,8 @@ impl Tracker {
         self.hinted_banker = None;
         self.arrivals.clear();
         self.dealt_count = 0;
+        self.last_dealt = None;
+        self.deal_start.clear();
         self.abandoned_at = None;
         // Cards of the round are done with; a card still seen later starts afresh.
         self.tracks.retain(|t| t.zone.is_none() && !t.arrived);
@@ -2602,5 +2668,47 @@ mod tests {
         };
         assert_eq!(dealt_to_3(&events[..void]), per, "{events:?}");
         assert_eq!(dealt_to_3(&events[void..]), per, "the new deal's hand: {:?}", &events[void..]);
+    }
+
+    /// Stud seed 7, a hand passed over: the deal was declared over only after 32 idle frames
+    /// (the short count flagged 1.2 s after the dealer's last card). The dealer, served last,
+    /// ends it as soon as the cards rest; a deal one card short with the dealer's hand short
+    /// still waits (its last card may be on its way).
+    #[test]
+    fn a_deal_one_card_short_ends_when_the_dealer_served_last_has_its_cards() {
+        let run = |seat_cards: u64, dealer_cards: u64| {
+            let (mut t, g) = tracker();
+            let cw = g.calibration.card_size_mm[0];
+            let spot = |c: Point, i: u64| Point::new(c.x + (i as f64 - 1.0) * 0.55 * cw, c.y);
+            let (seat, dealer) = (hand_centre(&g, 3), zone_centre(&g, ZoneKind::DealerHand));
+            // seat 3's cards, then the dealer's, one every 25 frames
+            let mut cards: Vec<(u64, Point)> = (0..seat_cards).map(|i| (25 * i, spot(seat, i))).collect();
+            cards.extend((0..dealer_cards).map(|i| (25 * (seat_cards + i), spot(dealer, i))));
+            let rest = 25 * (seat_cards + dealer_cards - 1) + 15;
+            let mut decisions = None;
+            for n in 0..rest + 60 {
+                let obs = cards
+                    .iter()
+                    .filter(|&&(from, _)| n >= from)
+                    .map(|&(from, p)| back_at(&g, Point::new(p.x, p.y + 15.0 * (15.0 - (n - from).min(15) as f64))))
+                    .collect();
+                let frame =
+                    FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards: obs, spots: vec![] };
+                for e in t.push(&frame) {
+                    if let TrackEventKind::Phase { to: RoundPhase::Decisions, .. } = e.kind {
+                        decisions = decisions.or(Some(n));
+                    }
+                }
+            }
+            (decisions, rest)
+        };
+        // seat 3 passed over once: two of its three cards, the dealer's three
+        let (decisions, rest) = run(2, 3);
+        let settle = u64::from(TrackerOptions::default().deal_settle_frames);
+        assert!(decisions.is_some_and(|d| d <= rest + settle + 3), "{decisions:?} (cards rest at {rest})");
+        // the dealer's third card not (yet) there
+        let (decisions, rest) = run(3, 2);
+        let idle = u64::from(TrackerOptions::default().deal_idle_frames);
+        assert!(decisions.is_some_and(|d| d >= rest + idle - 3), "{decisions:?} (cards rest at {rest})");
     }
 }
