@@ -43,7 +43,10 @@ if [ -z "${SKIP_LOCATOR:-}" ]; then  # SKIP_LOCATOR=1 retrains the classifier al
   echo "== locator"
   "$VENV/bin/python" models/training/train_locator.py --steps "${LOCATOR_STEPS:-1800}" --seed 1
 fi
-echo "== classifier (v6: upright card corners synthesised from the deck artwork, and real index patches)"
+if [ -n "${SKIP_CLASSIFIER:-}" ] && [ -z "${SKIP_FACE:-}" ]; then
+  echo "SKIP_CLASSIFIER=1 needs SKIP_FACE=1 too: the whole-card classifier starts from the corner classifier's checkpoint" >&2
+  exit 2
+fi
 F=datasets/generated/faces
 if [ ! -s "$F/faces.json" ]; then
   ./target/release/tablecam simulate detections --faces "$F"
@@ -55,35 +58,40 @@ mkdir -p "$T"
 # (60 k validation patches: a threshold is certified only by thousands of answers, train_corner.py).
 # VISIBLE_LABELS=1 labels patches by the index they show (corners.py --visible-labels; v9, tried
 # on 2026-11-26 and not adopted yet, MODEL_CARD.md); without it the labels are v6's.
-SPLITS=(val:2:60000 test:3:24000 train:1:${CORNER_PATCHES:-100000})
-TRAIN="$T/corners-train.npz"
-if [ -n "${FONT_PATCHES:-}" ]; then
-  SPLITS+=(fonts:4:$FONT_PATCHES)
-  TRAIN="$TRAIN,$T/corners-fonts.npz"
-fi
-for split in "${SPLITS[@]}"; do
-  IFS=: read -r name seed n <<<"$split"
-  if [ ! -s "$T/corners-$name.npz" ]; then
-    "$VENV/bin/python" models/training/corners.py ${VISIBLE_LABELS:+--visible-labels} --faces "$F" --split "$name" --seed "$seed" --n "$n" --out "$T/corners-$name.npz"
+# SKIP_CLASSIFIER=1 keeps the committed models/classifier.onnx (with SKIP_LOCATOR=1 SKIP_FACE=1:
+# the glyph classifier alone, about 30 min).
+if [ -z "${SKIP_CLASSIFIER:-}" ]; then
+  echo "== classifier (v6: upright card corners synthesised from the deck artwork, and real index patches)"
+  SPLITS=(val:2:60000 test:3:24000 train:1:${CORNER_PATCHES:-100000})
+  TRAIN="$T/corners-train.npz"
+  if [ -n "${FONT_PATCHES:-}" ]; then
+    SPLITS+=(fonts:4:$FONT_PATCHES)
+    TRAIN="$TRAIN,$T/corners-fonts.npz"
   fi
-done
-# 35 % of each batch: index patches of the real photos' train half (never the held-out half), cut
-# through the recognizer's glyph proposals (models/training/real_glyphs.py; the classifier in
-# models/ only decides which unlabelled spots to skip). SKIP_REAL=1 trains on the simulator alone.
-# (REAL_PATCHES=1, corners cut on the photo finder's outlines instead, was tried on 2026-11-25 and
-# not adopted: it turned kde-dondorf's AS into AC at 0.999, models/MODEL_CARD.md.)
-EXTRA=()
-if [ -z "${SKIP_REAL:-}" ]; then
-  [ -s "$T/corners-real-glyphs.npz" ] || "$VENV/bin/python" models/training/real_glyphs.py --out "$T/corners-real-glyphs.npz"
-  EXTRA=(--train-extra "$T/corners-real-glyphs.npz" --extra-share 0.35)
+  for split in "${SPLITS[@]}"; do
+    IFS=: read -r name seed n <<<"$split"
+    if [ ! -s "$T/corners-$name.npz" ]; then
+      "$VENV/bin/python" models/training/corners.py ${VISIBLE_LABELS:+--visible-labels} --faces "$F" --split "$name" --seed "$seed" --n "$n" --out "$T/corners-$name.npz"
+    fi
+  done
+  # 35 % of each batch: index patches of the real photos' train half (never the held-out half), cut
+  # through the recognizer's glyph proposals (models/training/real_glyphs.py; the classifier in
+  # models/ only decides which unlabelled spots to skip). SKIP_REAL=1 trains on the simulator alone.
+  # (REAL_PATCHES=1, corners cut on the photo finder's outlines instead, was tried on 2026-11-25 and
+  # not adopted: it turned kde-dondorf's AS into AC at 0.999, models/MODEL_CARD.md.)
+  EXTRA=()
+  if [ -z "${SKIP_REAL:-}" ]; then
+    [ -s "$T/corners-real-glyphs.npz" ] || "$VENV/bin/python" models/training/real_glyphs.py --out "$T/corners-real-glyphs.npz"
+    EXTRA=(--train-extra "$T/corners-real-glyphs.npz" --extra-share 0.35)
+  fi
+  if [ -n "${REAL_PATCHES:-}" ]; then
+    [ -s "$T/corners-real.npz" ] || "$VENV/bin/python" models/training/real_corners.py --out "$T/corners-real.npz"
+    EXTRA=(--train-extra "$T/corners-real.npz")
+  fi
+  "$VENV/bin/python" models/training/train_corner.py --train "$TRAIN" "${EXTRA[@]}" \
+    --val "$T/corners-val.npz" --test "$T/corners-test.npz" --steps "${CLASSIFIER_STEPS:-5000}" --seed 1 \
+    --faces "$F"
 fi
-if [ -n "${REAL_PATCHES:-}" ]; then
-  [ -s "$T/corners-real.npz" ] || "$VENV/bin/python" models/training/real_corners.py --out "$T/corners-real.npz"
-  EXTRA=(--train-extra "$T/corners-real.npz")
-fi
-"$VENV/bin/python" models/training/train_corner.py --train "$TRAIN" "${EXTRA[@]}" \
-  --val "$T/corners-val.npz" --test "$T/corners-test.npz" --steps "${CLASSIFIER_STEPS:-5000}" --seed 1 \
-  --faces "$F"
 # The whole-card classifier (models/face_classifier.onnx, docs/recognition.md "Whole-card
 # classifier"): the card's whole face upright, so that pips count a number card's rank where its
 # index prints a few pixels high. Its convolutions start from the corner classifier's just trained.
@@ -105,8 +113,9 @@ fi
 # The glyph classifier (models/glyph_classifier.onnx, docs/recognition.md "the glyph classifier"): the
 # indexes of uncalibrated photos found as rank-over-suit glyph pairs, each cut centred on its own
 # glyphs, on simulator faces and on the real photos' train half (35 % of each batch); the held-out
-# half is only reported. Its convolutions start from the corner classifier's. SKIP_GLYPH=1 leaves
-# it out (the committed one stays).
+# half is only reported. Its convolutions start from the corner classifier's: the checkpoint just
+# trained above, or with SKIP_CLASSIFIER=1 the committed models/classifier.onnx's, imported
+# (nets.convs_from_onnx). SKIP_GLYPH=1 leaves it out (the committed one stays).
 if [ -z "${SKIP_GLYPH:-}" ]; then
   echo "== glyph classifier"
   G="$T/glyph"
@@ -115,15 +124,17 @@ if [ -z "${SKIP_GLYPH:-}" ]; then
     [ -s "$G/real-$half.npz" ] || "$VENV/bin/python" models/training/glyph_patches.py --real ../shared/real-cards \
       --real-files "$half" --out "$G/real-$half.npz"
   done
-  for split in val:2:60000 train:1:${GLYPH_PATCHES:-80000}; do
+  for split in val:2:60000 train:1:${GLYPH_PATCHES:-100000}; do
     IFS=: read -r name seed n <<<"$split"
     [ -s "$G/$name.npz" ] || "$VENV/bin/python" models/training/glyph_patches.py --faces "$F" --split "$name" \
       --seed "$seed" --n "$n" --out "$G/$name.npz"
   done
+  INIT_CONVS="$T/corner-classifier.pkl"
+  [ -z "${SKIP_CLASSIFIER:-}" ] || INIT_CONVS=models/classifier.onnx
   "$VENV/bin/python" models/training/train_corner.py --glyph --train "$G/train.npz" \
     --train-extra "$G/real-train.npz" --extra-share 0.35 --val "$G/val.npz" --test "" \
-    --real-test "$G/real-test.npz" --steps "${GLYPH_STEPS:-4000}" --seed 1 \
-    --init-convs "$T/corner-classifier.pkl" --ckpt "$G/glyph-classifier.pkl" \
+    --real-test "$G/real-test.npz" --steps "${GLYPH_STEPS:-5000}" --seed 1 \
+    --init-convs "$INIT_CONVS" --ckpt "$G/glyph-classifier.pkl" \
     --out models/glyph_classifier.onnx --faces "$F"
 fi
 sha256sum models/locator.onnx models/classifier.onnx models/face_classifier.onnx models/glyph_classifier.onnx

@@ -121,7 +121,12 @@ def index_box(p):
 
 
 def jittered(rng, p):
-    """The proposal's box slightly misfit: what another blob split or merge does to it."""
+    """The proposal's box slightly misfit: what another blob split or merge does to it. The turn
+    rotates the box's frame (right, down) about the *image origin*, not the box's centre, so it
+    also shifts the box by the turn × its distance from the image's corner, on a 640 px photo
+    often an index height or more. Glyph classifier v1 was trained so; a retrain turning about
+    the centre (with other changes) was worse (models/MODEL_CARD.md, "Glyph classifier retrains
+    tried on 2026-11-27")."""
     u0, u1, v0, v1, rv, dv = p[:6]
     a = rng.normal(0, 0.04)
     R = np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]])
@@ -208,6 +213,10 @@ def render(rng, faces):
     img = corners.camera(rng, canvas, ss, cw, ch, blur_max=1.3, light_min=0.45, grey=0.1)
     boxes = []
     h = hidden.reshape(8, 5)
+    # A partly hidden index gets no box, so proposals on it are labelled `unknown`: on one
+    # validation set, 7 of v1's 10 "misreads" at 0.999 were readable indexes labelled so.
+    # Skipping them (the box to `others`) was tried on 2026-11-27; the retrained classifiers
+    # were worse (models/MODEL_CARD.md).
     if code != "back" and h[:4].mean() <= 0.25 and h[4:].mean() <= 0.25:
         q = grid / ss
         boxes.append([q[:, 0].min(), q[:, 1].min(), q[:, 0].max(), q[:, 1].max()])

@@ -207,6 +207,32 @@ def classifier_stats(p, x):
     return out
 
 
+def convs_from_onnx(path, x):
+    """The convolution parameters (w, g, b per CLS_LAYERS layer) of an exported classifier
+    (`export_classifier`: batch norm folded away), unfolded so that `classifier_apply` in training
+    mode computes exactly the exported convolutions on the batch `x` ([N, 3, H, W] in 0..1): each
+    layer's folded weights, with the batch-norm scale and shift set to the standard deviation and
+    mean of its folded output over `x`. Lets a network start from a committed model's
+    convolutions when its training checkpoint is gone (train_corner.py --init-convs FILE.onnx)."""
+    import onnx
+    from onnx import numpy_helper
+    init = {t.name: numpy_helper.to_array(t) for t in onnx.load(path).graph.initializer}
+    # the exporter numbers its constants in the order it writes them: conv weights, then bias
+    convs = sorted((n for n in init if n.startswith("w_")), key=lambda n: int(n.split("_")[1]))
+    if len(convs) != len(CLS_LAYERS):
+        raise ValueError(f"{path}: {len(convs)} convolutions, expected {len(CLS_LAYERS)} (not a v2 classifier?)")
+    x = (jnp.asarray(x, jnp.float32) - 0.5) * 4.0
+    out = {}
+    for (name, _, _, _, s), wn in zip(CLS_LAYERS, convs):
+        w = jnp.asarray(init[wn])
+        b = jnp.asarray(init["b_" + str(int(wn.split("_")[1]) + 1)])
+        y = conv(x, {"w": w, "b": b}, s)
+        m, sd = jnp.mean(y, axis=(0, 2, 3)), jnp.sqrt(jnp.var(y, axis=(0, 2, 3)) + BN_EPS)
+        out[name] = {"w": w, "g": sd, "b": m}
+        x = relu(y)
+    return out
+
+
 def fold_bn(p, stats):
     """The plain conv parameters equal to conv → batch norm (with `stats`) → + b."""
     q = {k: v for k, v in p.items() if k not in ("fc_rank", "fc_suit")}

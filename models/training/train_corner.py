@@ -144,8 +144,9 @@ def main():
     ap.add_argument("--factored", action="store_true",
                     help="card logits = rank term + suit term + per-card term (nets.classifier_init)")
     ap.add_argument("--init", help="checkpoint to continue from (.pkl)")
-    ap.add_argument("--init-convs", help="checkpoint whose convolutions start this network (its linear "
-                                         "layer, of another patch size, is not taken)")
+    ap.add_argument("--init-convs", help="checkpoint (.pkl) or exported classifier (.onnx, nets.convs_from_onnx) "
+                                         "whose convolutions start this network (its linear layer, of another "
+                                         "patch size, is not taken)")
     ap.add_argument("--face", action="store_true",
                     help="whole-card patches (corners.py --face): region 1,1 at nets.FACE_H x FACE_W")
     ap.add_argument("--glyph", action="store_true",
@@ -180,7 +181,10 @@ def main():
         with open(args.init, "rb") as f:
             params = jax.tree_util.tree_map(jnp.asarray, pickle.load(f))
         print(f"continuing from {args.init}", flush=True)
-    if args.init_convs:
+    if args.init_convs and args.init_convs.endswith(".onnx"):
+        sample = X[np.random.default_rng(args.seed + 3).choice(len(Y), min(4096, len(Y)), replace=False)]
+        other = nets.convs_from_onnx(args.init_convs, as_input(sample))
+    elif args.init_convs:
         with open(args.init_convs, "rb") as f:
             other = pickle.load(f)
         params = {k: (v if k == "fc" else jax.tree_util.tree_map(jnp.asarray, other[k])) for k, v in params.items()}
