@@ -508,12 +508,9 @@ pub struct Tracker {
     in_round: bool,
     /// Arrivals per zone this round.
     arrivals: BTreeMap<TableZone, u32>,
-    /// Cards that arrived in hand, dealer or community zones during the current deal.
-    dealt_count: u32,
-    /// The zone of the current deal's latest arrival.
-    last_dealt: Option<TableZone>,
-    /// The current deal's first two arrivals (zone, frame): packets or single cards.
-    deal_start: Vec<(TableZone, u64)>,
+    /// Cards that arrived in hand, dealer or community zones during the current deal, in order
+    /// (zone, frame): how many, the latest, and whether the first two came as a packet.
+    dealt: Vec<(TableZone, u64)>,
     last_activity: u64,
     empty_since: Option<u64>,
     chips_seen: BTreeMap<SpotPresence, u64>,
@@ -648,9 +645,7 @@ impl Tracker {
             phase: RoundPhase::WaitingForBets,
             in_round: false,
             arrivals: BTreeMap::new(),
-            dealt_count: 0,
-            last_dealt: None,
-            deal_start: Vec::new(),
+            dealt: Vec::new(),
             last_activity: 0,
             empty_since: None,
             chips_seen: BTreeMap::new(),
@@ -767,7 +762,7 @@ impl Tracker {
         if !prescribed.iter().all(|&(zone, n)| matches!(zone, TableZone::Seat(_)) || self.held_in(zone) >= n) {
             return None;
         }
-        if self.last_dealt == Some(TableZone::Dealer) {
+        if self.dealt.last().is_some_and(|&(zone, _)| zone == TableZone::Dealer) {
             return Some("the dealer, served last, has its cards");
         }
         if self.dealt_in_packets() && prescribed.iter().all(|&(zone, _)| self.held_in(zone) >= 1) {
@@ -781,8 +776,13 @@ impl Tracker {
     fn dealt_in_packets(&self) -> bool {
         match self.rs.dealing.as_slice() {
             [only] => only.mode == DealingMode::Shuffler,
-            _ => matches!(self.deal_start.as_slice(), [(a, fa), (b, fb)] if a == b && fb - fa <= PACKET_FRAMES),
+            _ => matches!(self.dealt.as_slice(), [(a, fa), (b, fb), ..] if a == b && fb - fa <= PACKET_FRAMES),
         }
+    }
+
+    /// Cards dealt so far in the current deal.
+    fn dealt_count(&self) -> u32 {
+        self.dealt.len() as u32
     }
 
     fn set_phase(&mut self, to: RoundPhase, reason: &str, frame: u64, out: &mut Vec<TrackEventKind>) {
@@ -1257,9 +1257,7 @@ impl Tracker {
     fn start_round(&mut self, frame: u64, by_hint: bool, out: &mut Vec<TrackEventKind>) {
         self.in_round = true;
         self.arrivals.clear();
-        self.dealt_count = 0;
-        self.last_dealt = None;
-        self.deal_start.clear();
+        self.dealt.clear();
         self.folded.clear();
         self.revealed.clear();
         self.gathered.clear();
@@ -1722,11 +1720,7 @@ impl Tracker {
             *n += 1;
             let order = *n;
             if matches!(self.phase, RoundPhase::Dealing | RoundPhase::WaitingForBets) {
-                self.dealt_count += 1;
-                self.last_dealt = Some(zone);
-                if self.deal_start.len() < 2 {
-                    self.deal_start.push((zone, frame));
-                }
+                self.dealt.push((zone, frame));
             }
             out.push(TrackEventKind::Dealt { track: id, zone, order, face_up, card, phase });
         } else if let Some(from) = from.filter(|f| *f != zone) {
@@ -1845,13 +1839,11 @@ impl Tracker {
     fn on_collected(&mut self, from: TableZone, frame: u64, abandoned: bool, out: &mut Vec<TrackEventKind>) {
         match self.phase {
             RoundPhase::Dealing if abandoned => {}
-            RoundPhase::Dealing if self.dealt_count > 0 => {
+            RoundPhase::Dealing if !self.dealt.is_empty() => {
                 // Cards taken back during the deal: the deal starts over.
                 out.push(TrackEventKind::DealAbandoned);
                 self.abandoned_at = Some(frame);
-                self.dealt_count = 0;
-                self.last_dealt = None;
-                self.deal_start.clear();
+                self.dealt.clear();
                 self.arrivals.clear();
                 for t in self.tracks.iter_mut().chain(self.lost.iter_mut().map(|(t, _)| t)) {
                     if t.arrived {
@@ -1900,30 +1892,30 @@ impl Tracker {
         let moving =
             self.tracks.iter().any(|t| t.confirmed && t.zone.is_none() && t.speed() > self.opts.settle_speed_mm);
         match self.phase {
-            RoundPhase::WaitingForBets if self.dealt_count > 0 => {
+            RoundPhase::WaitingForBets if !self.dealt.is_empty() => {
                 self.set_phase(RoundPhase::Dealing, "a card was dealt", frame, out);
             }
             RoundPhase::Dealing => {
                 let prescribed = self.prescribed(frame);
                 let expected: u32 = prescribed.iter().map(|&(_, n)| n).sum();
-                if self.dealt_count > 0 && !moving {
-                    if self.dealt_count >= expected
+                if !self.dealt.is_empty() && !moving {
+                    if self.dealt_count() >= expected
                         && prescribed.iter().all(|&(zone, n)| self.held_in(zone) >= n)
                         && idle >= u64::from(self.opts.deal_settle_frames)
                     {
                         self.set_phase(RoundPhase::Decisions, "every hand has its cards", frame, out);
-                    } else if let Some(why) = (self.dealt_count + 1 >= expected
+                    } else if let Some(why) = (self.dealt_count() + 1 >= expected
                         && idle >= u64::from(self.opts.deal_settle_frames))
                     .then(|| self.served_but_one_short(&prescribed))
                     .flatten()
                     {
                         // A hand was passed over, or its packet was one card short: waiting the
                         // idle time would tell it a second later.
-                        let reason = format!("{why} ({} of {expected} dealt)", self.dealt_count);
+                        let reason = format!("{why} ({} of {expected} dealt)", self.dealt_count());
                         self.set_phase(RoundPhase::Decisions, &reason, frame, out);
                     } else if idle >= u64::from(self.opts.deal_idle_frames) {
                         let reason =
-                            format!("no card dealt for {idle} frames ({} of {expected} dealt)", self.dealt_count);
+                            format!("no card dealt for {idle} frames ({} of {expected} dealt)", self.dealt_count());
                         self.set_phase(RoundPhase::Decisions, &reason, frame, out);
                     }
                 }
@@ -1974,9 +1966,7 @@ impl Tracker {
         self.hinted_bets = None;
         self.hinted_banker = None;
         self.arrivals.clear();
-        self.dealt_count = 0;
-        self.last_dealt = None;
-        self.deal_start.clear();
+        self.dealt.clear();
         self.abandoned_at = None;
         // Cards of the round are done with; a card still seen later starts afresh.
         self.tracks.retain(|t| t.zone.is_none() && !t.arrived);

@@ -303,12 +303,11 @@ impl Verifier {
         t: f64,
         out: &mut Vec<Event>,
     ) {
-        let Some(r) = self.round.as_mut() else { return };
-        let order = r.cards.get(&track).map_or(0, |c| c.order);
         if read {
-            self.exposure(zone, order, frame, t, out);
+            self.expose(track, zone, frame, t, out);
             return;
         }
+        let Some(r) = self.round.as_mut() else { return };
         // (Seen turned up under a card before, it is still under it when it flickers back.)
         let landed_on = r.turned_under.contains(&track)
             || r.cards.iter().any(|(k, c)| {
@@ -329,9 +328,14 @@ impl Verifier {
             r.unread_turns.iter().partition(|(_, _, f)| all || frame.saturating_sub(*f) > COVER_TURN_FRAMES);
         r.unread_turns = keep;
         for (track, zone, _) in due {
-            let order = self.round.as_ref().and_then(|r| r.cards.get(&track)).map_or(0, |c| c.order);
-            self.exposure(zone, order, frame, t, out);
+            self.expose(track, zone, frame, t, out);
         }
+    }
+
+    /// The exposure of card `track` of `zone`, at its arrival order in the zone.
+    fn expose(&mut self, track: u32, zone: TableZone, frame: u64, t: f64, out: &mut Vec<Event>) {
+        let order = self.round.as_ref().and_then(|r| r.cards.get(&track)).map_or(0, |c| c.order);
+        self.exposure(zone, order, frame, t, out);
     }
 
     /// Processes one tracker event.
@@ -867,9 +871,8 @@ impl Verifier {
         let Some(r) = self.round.as_mut() else { return };
         // A card seen turned up as a card landed on it, read during the deal: its face showed.
         if r.phase == Some(RoundPhase::Dealing) && r.turned_under.remove(&track) {
-            let (zone, order) = r.cards.get(&track).map_or((None, 0), |c| (Some(c.home), c.order));
-            if let Some(zone) = zone {
-                self.exposure(zone, order, frame, t, out);
+            if let Some(zone) = r.cards.get(&track).map(|c| c.home) {
+                self.expose(track, zone, frame, t, out);
             }
         }
         let Some(r) = self.round.as_mut() else { return };
