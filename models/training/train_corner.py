@@ -187,6 +187,7 @@ def main():
     elif args.init_convs:
         with open(args.init_convs, "rb") as f:
             other = pickle.load(f)
+    if args.init_convs:  # both sources: until 2026-11-27 an .onnx import was computed and not used
         params = {k: (v if k == "fc" else jax.tree_util.tree_map(jnp.asarray, other[k])) for k, v in params.items()}
         print(f"convolutions from {args.init_convs}", flush=True)
     state = optim.adam_init(params)
