@@ -503,6 +503,11 @@ pub struct Tracker {
     /// Cards lost while lying in their zone, with the frame they were lost:
     /// they may be seen again (see [`TrackerOptions::revive_frames`]).
     lost: Vec<(Track, u64)>,
+    /// Cards still settling into a zone (not yet arrived) that vanished where they lay, with the
+    /// frame: the same card seen again there resumes its settling count instead of starting over
+    /// (a player's hand over a card one too many hid it for 10 frames, 1 frame short of its
+    /// arrival, and the flag came 10 frames later than it could have).
+    settling_lost: Vec<(Track, u64)>,
     next_id: u32,
     phase: RoundPhase,
     in_round: bool,
@@ -611,6 +616,11 @@ const SPLIT_FRAMES: u64 = 2;
 /// so some cards' last measured centres jump a few millimetres, which reads as speed. A hand
 /// being gathered moves its cards; a card taken vanishes alone.
 const LOST_IN_PLACE_SHARE: f64 = 0.5;
+/// A card settling into a zone that vanished after lying still there this many frames, and is
+/// seen again within this share of a card's width of where it lay (within
+/// [`TrackerOptions::revive_frames`]), resumes its settling count (`Tracker::settling_lost_at`).
+const SETTLING_RESUME_FRAMES: u32 = 3;
+const SETTLING_RESUME_SHARE: f64 = 0.15;
 
 impl Tracker {
     /// A tracker for a table playing `ruleset`, with its calibration.
@@ -641,6 +651,7 @@ impl Tracker {
             opts,
             tracks: Vec::new(),
             lost: Vec::new(),
+            settling_lost: Vec::new(),
             next_id: 1,
             phase: RoundPhase::WaitingForBets,
             in_round: false,
@@ -979,8 +990,8 @@ impl Tracker {
                     })
                     .min_by(|a, b| a.1 .0.pos.dist(*p).total_cmp(&b.1 .0.pos.dist(*p)).then(a.1 .0.id.cmp(&b.1 .0.id)))
                     .map(|(i, _)| i);
-                if let Some(i) = revived {
-                    let (mut t, _) = self.lost.remove(i);
+                let resumed = revived.is_none().then(|| self.settling_lost_at(*p, zone_here)).flatten();
+                if let Some((mut t, _)) = revived.map(|i| self.lost.remove(i)).or(resumed) {
                     t.pos = *p;
                     t.vel = [0.0, 0.0];
                     t.missed = 0;
@@ -1134,6 +1145,10 @@ impl Tracker {
                 self.lost.push((t, frame));
                 continue;
             }
+            if !t.arrived && t.zone.is_none() && t.candidate.is_some() && t.candidate_frames >= SETTLING_RESUME_FRAMES {
+                self.settling_lost.push((t, frame));
+                continue;
+            }
             if t.arrived || t.zone.is_some() {
                 activity = true;
                 out.push(TrackEventKind::Removed {
@@ -1149,6 +1164,7 @@ impl Tracker {
         let (expired, keep): (Vec<_>, Vec<_>) =
             std::mem::take(&mut self.lost).into_iter().partition(|(_, since)| frame.saturating_sub(*since) >= window);
         self.lost = keep;
+        self.settling_lost.retain(|(_, since)| frame.saturating_sub(*since) < window);
         // A whole hand gone at once after the deal, none of its cards seen on
         // the way (the dealer's hand over them): the hand was gathered, a fold.
         // A removal or a swap takes one card and leaves the others in view.
@@ -1834,6 +1850,23 @@ impl Tracker {
         t.abandoned && self.abandoned_at.is_some_and(|at| since <= at)
     }
 
+    /// A card that vanished while settling into `zone` within [`SETTLING_RESUME_SHARE`] of a
+    /// card's width of `p` (taken out of `settling_lost`): seen again where it lay, it is that
+    /// card, and its settling count goes on. Only a card that lay still there for
+    /// [`SETTLING_RESUME_FRAMES`] qualifies, so a piece of an arm passing over a hand does not
+    /// add up over several passes.
+    fn settling_lost_at(&mut self, p: Point, zone: Option<TableZone>) -> Option<(Track, u64)> {
+        let reach = SETTLING_RESUME_SHARE * self.geometry.calibration.card_size_mm[0];
+        let i = self
+            .settling_lost
+            .iter()
+            .enumerate()
+            .filter(|(_, (t, _))| zone.is_some() && t.candidate == zone && t.pos.dist(p) <= reach)
+            .min_by(|a, b| a.1 .0.pos.dist(p).total_cmp(&b.1 .0.pos.dist(p)))
+            .map(|(i, _)| i)?;
+        Some(self.settling_lost.remove(i))
+    }
+
     /// `abandoned`: the card belongs to a deal already abandoned (its late
     /// collection does not abandon the new deal).
     fn on_collected(&mut self, from: TableZone, frame: u64, abandoned: bool, out: &mut Vec<TrackEventKind>) {
@@ -1971,6 +2004,7 @@ impl Tracker {
         // Cards of the round are done with; a card still seen later starts afresh.
         self.tracks.retain(|t| t.zone.is_none() && !t.arrived);
         self.lost.clear();
+        self.settling_lost.clear();
     }
 
     /// Whether a point is where cards come from: near the shoe, or anywhere
@@ -2700,5 +2734,38 @@ mod tests {
         let (decisions, rest) = run(3, 2);
         let idle = u64::from(TrackerOptions::default().deal_idle_frames);
         assert!(decisions.is_some_and(|d| d >= rest + idle - 3), "{decisions:?} (cards rest at {rest})");
+    }
+
+    /// Stud seed 7's `four_cards_to_a_hand`: the card one too many lay still 9 of the 10 frames it
+    /// needs, then the player's peek hid the hand for 10 frames; seen again, it started its count
+    /// over and the wrong card count came 10 frames later than it could have.
+    #[test]
+    fn a_card_one_too_many_hidden_while_settling_resumes_its_count() {
+        let run = |hide_from: u64, hidden: u64| {
+            let (mut t, g) = tracker();
+            let extra = hand_spot(&g, 3, 3);
+            let mut dealt = None;
+            for n in 0..hide_from + hidden + 40 {
+                let mut cards =
+                    if (hide_from..hide_from + hidden).contains(&n) { vec![] } else { sliding_hand(&g, 3, 3, n) };
+                if n >= 70 && !(hide_from..hide_from + hidden).contains(&n) {
+                    cards.push(back_at(&g, extra));
+                }
+                let frame = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![] };
+                for e in t.push(&frame) {
+                    if let TrackEventKind::Dealt { order: 4, .. } = e.kind {
+                        dealt = dealt.or(Some(n));
+                    }
+                }
+            }
+            dealt
+        };
+        let need = u64::from(TrackerOptions::default().extra_card_settle_frames);
+        // never hidden: it arrives once it has lain still long enough
+        let plain = run(1000, 0).expect("the fourth card arrives");
+        assert!((70 + need - 2..=70 + need + 3).contains(&plain), "{plain}");
+        // hidden 10 frames after lying still 7: seen again, it needs only the rest of its count
+        let dealt = run(77, 10).expect("the fourth card arrives");
+        assert!(dealt <= 87 + 5, "arrived at {dealt}, seen again at 87");
     }
 }
