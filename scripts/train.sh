@@ -113,28 +113,34 @@ fi
 # The glyph classifier (models/glyph_classifier.onnx, docs/recognition.md "the glyph classifier"): the
 # indexes of uncalibrated photos found as rank-over-suit glyph pairs, each cut centred on its own
 # glyphs, on simulator faces and on the real photos' train half (35 % of each batch); the held-out
-# half is only reported. Its convolutions start from the corner classifier's: the checkpoint just
-# trained above, or with SKIP_CLASSIFIER=1 the committed models/classifier.onnx's, imported
-# (nets.convs_from_onnx). SKIP_GLYPH=1 leaves it out (the committed one stays).
+# half is only reported. Two networks are trained alike from different seeds (patches and
+# training) and merged into one file answering their normalised geometric mean
+# (models/training/ensemble.py), calibrated on validation patches whose partly hidden indexes are
+# left out (--hidden-index skip). Their convolutions start from the corner classifier's: the
+# checkpoint just trained above, or with SKIP_CLASSIFIER=1 the committed models/classifier.onnx's,
+# imported (nets.convs_from_onnx). SKIP_GLYPH=1 leaves it out (the committed one stays).
 if [ -z "${SKIP_GLYPH:-}" ]; then
-  echo "== glyph classifier"
+  echo "== glyph classifier (two networks)"
   G="$T/glyph"
   mkdir -p "$G"
   for half in train test; do
     [ -s "$G/real-$half.npz" ] || "$VENV/bin/python" models/training/glyph_patches.py --real ../shared/real-cards \
       --real-files "$half" --out "$G/real-$half.npz"
   done
-  for split in val:2:60000 train:1:${GLYPH_PATCHES:-100000}; do
-    IFS=: read -r name seed n <<<"$split"
-    [ -s "$G/$name.npz" ] || "$VENV/bin/python" models/training/glyph_patches.py --faces "$F" --split "$name" \
-      --seed "$seed" --n "$n" --out "$G/$name.npz"
-  done
+  [ -s "$G/calibration.npz" ] || "$VENV/bin/python" models/training/glyph_patches.py --faces "$F" --split val \
+    --seed 2 --n 60000 --hidden-index skip --out "$G/calibration.npz"
   INIT_CONVS="$T/corner-classifier.pkl"
   [ -z "${SKIP_CLASSIFIER:-}" ] || INIT_CONVS=models/classifier.onnx
-  "$VENV/bin/python" models/training/train_corner.py --glyph --train "$G/train.npz" \
-    --train-extra "$G/real-train.npz" --extra-share 0.35 --val "$G/val.npz" --test "" \
-    --real-test "$G/real-test.npz" --steps "${GLYPH_STEPS:-5000}" --seed 1 \
-    --init-convs "$INIT_CONVS" --ckpt "$G/glyph-classifier.pkl" \
-    --out models/glyph_classifier.onnx --faces "$F"
+  for member in a:1 b:3; do
+    IFS=: read -r name seed <<<"$member"
+    [ -s "$G/train-$name.npz" ] || "$VENV/bin/python" models/training/glyph_patches.py --faces "$F" --split train \
+      --seed "$seed" --n "${GLYPH_PATCHES:-100000}" --out "$G/train-$name.npz"
+    "$VENV/bin/python" models/training/train_corner.py --glyph --train "$G/train-$name.npz" \
+      --train-extra "$G/real-train.npz" --extra-share 0.35 --val "$G/calibration.npz" --test "" \
+      --real-test "$G/real-test.npz" --steps "${GLYPH_STEPS:-5000}" --seed "$seed" \
+      --init-convs "$INIT_CONVS" --ckpt "$G/glyph-$name.pkl" --out "$G/glyph-$name.onnx" --faces "$F"
+  done
+  "$VENV/bin/python" models/training/ensemble.py --member "$G/glyph-a.onnx" --member "$G/glyph-b.onnx" \
+    --combine geo --val "$G/calibration.npz" --real-test "$G/real-test.npz" --out models/glyph_classifier.onnx
 fi
 sha256sum models/locator.onnx models/classifier.onnx models/face_classifier.onnx models/glyph_classifier.onnx

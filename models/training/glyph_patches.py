@@ -137,7 +137,7 @@ def jittered(rng, p):
     return (cu - 0.5 * w * s, cu + 0.5 * w * s, cv - 0.5 * h * s, cv + 0.5 * h * s, rv, dv)
 
 
-def render(rng, faces):
+def render(rng, faces, hidden_index="unknown"):
     """One camera view of a card corner and its surroundings: (rgb uint8, label code, index
     boxes [x0, y0, x1, y1] of its printed indexes that show)."""
     sheet = faces.sheets[rng.integers(len(faces.sheets))]
@@ -215,11 +215,17 @@ def render(rng, faces):
     h = hidden.reshape(8, 5)
     # A partly hidden index gets no box, so proposals on it are labelled `unknown`: on one
     # validation set, 7 of v1's 10 "misreads" at 0.999 were readable indexes labelled so.
-    # Skipping them (the box to `others`) was tried on 2026-11-27; the retrained classifiers
-    # were worse (models/MODEL_CARD.md).
-    if code != "back" and h[:4].mean() <= 0.25 and h[4:].mean() <= 0.25:
+    # `hidden_index="skip"` (--hidden-index skip) puts its box with `others` instead: a
+    # proposal on it is then neither the card nor `unknown`. The calibration patches are made
+    # so since 2026-11-27; training on such patches was tried then and not adopted (its run
+    # started from random weights, see train_corner.py --init-convs; models/MODEL_CARD.md).
+    if code != "back":
         q = grid / ss
-        boxes.append([q[:, 0].min(), q[:, 1].min(), q[:, 0].max(), q[:, 1].max()])
+        box = [q[:, 0].min(), q[:, 1].min(), q[:, 0].max(), q[:, 1].max()]
+        if h[:4].mean() <= 0.25 and h[4:].mean() <= 0.25:
+            boxes.append(box)
+        elif hidden_index == "skip":
+            others.append(box)
     return np.asarray(img), code, boxes, others
 
 
@@ -243,12 +249,12 @@ def label_proposals(props, boxes, others, code, rng):
 
 
 def _work(args):
-    root, split, n, seed = args
+    root, split, n, seed, hidden_index = args
     rng = np.random.default_rng(seed)
     faces = Faces(root, split)
     X, Y = [], []
     while len(Y) < n:
-        rgb, code, boxes, others = render(rng, faces)
+        rgb, code, boxes, others = render(rng, faces, hidden_index)
         pyr = Pyramid(rgb)
         grey = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
         props = all_proposals(grey)
@@ -261,10 +267,10 @@ def _work(args):
     return np.stack(X[:n]), np.array(Y[:n], np.int32)
 
 
-def simulated(root, split, n, seed, workers):
+def simulated(root, split, n, seed, workers, hidden_index="unknown"):
     from concurrent.futures import ProcessPoolExecutor
     chunk = 2000
-    jobs = [(root, split, min(chunk, n - i), seed * 100003 + i) for i in range(0, n, chunk)]
+    jobs = [(root, split, min(chunk, n - i), seed * 100003 + i, hidden_index) for i in range(0, n, chunk)]
     X, Y = [], []
     with ProcessPoolExecutor(workers) as ex:
         for j, (x, y) in enumerate(ex.map(_work, jobs)):
@@ -318,6 +324,9 @@ def main():
     ap.add_argument("--real", help="the real photos' directory (instead of --faces)")
     ap.add_argument("--real-files", default="train",
                     help="`train` or `test`: that half of models/training/real_split.json")
+    ap.add_argument("--hidden-index", choices=("unknown", "skip"), default="unknown",
+                    help="proposals on a card's partly hidden index: labelled `unknown`, or left out "
+                         "(skip: the calibration set since 2026-11-27, see render)")
     ap.add_argument("--jitter", type=int, default=4, help="jittered copies per labelled real proposal")
     ap.add_argument("--out", required=True)
     ap.add_argument("--preview", help="PNG grid of the first 160 patches with labels")
@@ -326,7 +335,7 @@ def main():
         split = json.load(open(os.path.join(ROOT, "models", "training", "real_split.json")))
         X, Y, F = real(args.real, split[args.real_files], args.seed, args.jitter if args.real_files == "train" else 0)
     else:
-        X, Y = simulated(args.faces, args.split, args.n, args.seed, args.workers)
+        X, Y = simulated(args.faces, args.split, args.n, args.seed, args.workers, args.hidden_index)
     L = np.full(len(Y), 100.0, np.float32)
     # C: the card the patch was cut from, which calibration counts misreads against
     np.savez(args.out, X=X, Y=Y, L=L, C=Y)
