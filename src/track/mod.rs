@@ -1232,7 +1232,7 @@ impl Tracker {
         eprintln!("  at {}", at.join(" "));
         for t in &self.tracks {
             eprintln!(
-                "  #{} {:?}{} ({:.0},{:.0}) v{:.1} hits {} missed {} up {} zone {:?} cand {:?}/{} arrived {} id {:?}",
+                "  #{} {:?}{} ({:.0},{:.0}) v{:.1} hits {} missed {} up {} zone {:?} cand {:?}/{} arrived {} id {:?} named {:?}",
                 t.id,
                 self.zone_of(t.pos),
                 if t.confirmed { "" } else { " unconfirmed" },
@@ -1246,7 +1246,8 @@ impl Tracker {
                 t.candidate,
                 t.candidate_frames,
                 t.arrived,
-                t.identity
+                t.identity,
+                t.votes.named
             );
         }
         for (t, since) in &self.lost {
