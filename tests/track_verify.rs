@@ -462,14 +462,13 @@ fn wide(var: &str, default: u64) -> u64 {
 // took over its track. A hand holding a card that the simulator stacks under
 // another for the whole round shows one card short: its count flag is
 // expected, as in the clean rounds (`hands_with_invisible_cards`).
-// NOT YET, beyond these seeds (TV_SEEDS=36 TV_CLEAN_SESSIONS=60: 20 of 4176 runs,
-// 6 of 3000 clean rounds): wrong_deal_order raised 10 frames after its evidence
-// (fortune3cp-2008, qpoker-2004 seed 17: missed detections as the card lands);
+// NOT YET, beyond these seeds (TV_SEEDS=36 TV_CLEAN_SESSIONS=60, 2026-11-27: 16 of 4176
+// runs, 3 of 3000 clean rounds; before session 18, 20 and 6):
 // card_swapped read as card_removed (stud seed 24, qpoker seed 35), a qpoker
 // card_removed not raised (seed 20); a stud fourth card to a hand read as a swap
 // (seed 35); a stray wrong_deal_order (fortune3cp-2025 duplicate_card seed 34);
-// clean: a dealer seen with 6 (stud seed 45) or 4 (qpoker seed 44) cards, a false
-// card_removed (stud seed 50).
+// clean: a dealer seen with 4 cards (qpoker seed 44), a false card_removed (stud
+// seed 50), a face-up card never read (stud seed 30, unverified).
 #[test]
 fn every_scenario_raises_exactly_its_flags_in_time() {
     let mut failures = Vec::new();

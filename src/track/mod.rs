@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::calib::{Point, TableGeometry, ZoneKind};
 use crate::events::{BackendHint, RoundPhase, TableZone};
-use crate::rules::ruleset::{DealingMode, GameKind};
+use crate::rules::ruleset::{DealingMode, FaceUpByDesign, GameKind};
 use crate::rules::{BetKind, Card, Ruleset};
 
 /// Errors of the tracker.
@@ -620,6 +620,10 @@ const LOST_IN_PLACE_SHARE: f64 = 0.5;
 /// seen again within this share of a card's width of where it lay (within
 /// [`TrackerOptions::revive_frames`]), resumes its settling count (`Tracker::settling_lost_at`).
 const SETTLING_RESUME_FRAMES: u32 = 3;
+/// How long a deal one card short at a stud dealer whose card shown by design came last waits
+/// before it ends (`Tracker::dealer_shown_last`): more than the 10 frames a simulated shuffler's
+/// shown card lands after its packet, less than `deal_idle_frames`.
+const DEALER_SHOWN_IDLE_FRAMES: u64 = 16;
 const SETTLING_RESUME_SHARE: f64 = 0.15;
 
 impl Tracker {
@@ -764,14 +768,14 @@ impl Tracker {
     /// Not for San Gong, which deals every place from a dice-chosen start (sangong-1996 Art. 2).
     /// One card dealt at a time, the last card is the dealer's, so "every zone served" would end
     /// the deal while that card is still on its way.
-    fn served_but_one_short(&self, prescribed: &[(TableZone, u32)]) -> Option<&'static str> {
+    fn served_but_one_short(&self, prescribed: &[(TableZone, u32)], idle: u64) -> Option<&'static str> {
         if self.rs.kind == GameKind::SanGong {
             return None;
         }
         // the dealer's hand (and the community cards) whole: a stud dealer's card shown
         // face up may land after the rest of its packet
         if !prescribed.iter().all(|&(zone, n)| matches!(zone, TableZone::Seat(_)) || self.held_in(zone) >= n) {
-            return None;
+            return self.dealer_shown_last(prescribed, idle);
         }
         if self.dealt.last().is_some_and(|&(zone, _)| zone == TableZone::Dealer) {
             return Some("the dealer, served last, has its cards");
@@ -780,6 +784,29 @@ impl Tracker {
             return Some("every hand has had its packet");
         }
         None
+    }
+
+    /// A deal one card short at the dealer, whose card shown face up by design is its last
+    /// (stud-2004 Art. 7: "the dealer's last card is dealt face up"; a shuffler's packet shows
+    /// its top card) and came last: the dealer's hand is done, short. Every other hand must be
+    /// whole. A dealer card exposed during the deal lies face up too, and the card shown by design
+    /// may land some frames after the rest of its packet (10 in the simulator), so this waits
+    /// [`DEALER_SHOWN_IDLE_FRAMES`] rather than `deal_settle_frames`; a short dealer's hand
+    /// otherwise waits the whole `deal_idle_frames`.
+    fn dealer_shown_last(&self, prescribed: &[(TableZone, u32)], idle: u64) -> Option<&'static str> {
+        if self.rs.face_up_by_design != FaceUpByDesign::DealerLastCard
+            || idle < DEALER_SHOWN_IDLE_FRAMES
+            || !self.dealt.last().is_some_and(|&(zone, _)| zone == TableZone::Dealer)
+            || !prescribed.iter().all(|&(zone, n)| zone == TableZone::Dealer || self.held_in(zone) >= n)
+        {
+            return None;
+        }
+        let latest = self
+            .tracks
+            .iter()
+            .filter(|t| t.arrived && !t.abandoned && t.zone == Some(TableZone::Dealer))
+            .max_by_key(|t| (t.arrived_at, t.id))?;
+        latest.face_up.then_some("the dealer's card shown by design came last")
     }
 
     /// Whether this deal goes by packets (a shuffler's): the ruleset's only way, or its first
@@ -1940,7 +1967,7 @@ impl Tracker {
                         self.set_phase(RoundPhase::Decisions, "every hand has its cards", frame, out);
                     } else if let Some(why) = (self.dealt_count() + 1 >= expected
                         && idle >= u64::from(self.opts.deal_settle_frames))
-                    .then(|| self.served_but_one_short(&prescribed))
+                    .then(|| self.served_but_one_short(&prescribed, idle))
                     .flatten()
                     {
                         // A hand was passed over, or its packet was one card short: waiting the
@@ -2768,5 +2795,52 @@ mod tests {
         // hidden 10 frames after lying still 7: seen again, it needs only the rest of its count
         let dealt = run(77, 10).expect("the fourth card arrives");
         assert!(dealt <= 87 + 5, "arrived at {dealt}, seen again at 87");
+    }
+
+    /// Stud seed 7's `two_cards_to_dealer`: the dealer's packet was one card short, its card
+    /// shown by design among it, and the deal waited the whole idle time for a last card.
+    #[test]
+    fn a_stud_deal_ends_when_the_dealers_shown_card_came_last_one_short() {
+        let run = |shown_last: bool| {
+            let c = layout::simulated_calibration(RulesetId::Stud2004, "T1", 1920, 1080, &layout::default_pose(), None);
+            let g = c.validate(Path::new("mem.json")).expect("valid");
+            let mut t = Tracker::new(Ruleset::new(RulesetId::Stud2004), &g, TrackerOptions::default()).expect("ok");
+            let cw = g.calibration.card_size_mm[0];
+            let spot = |c: Point, i: u64| Point::new(c.x + (i as f64 - 2.0) * 0.55 * cw, c.y);
+            let (seat, dealer) = (hand_centre(&g, 3), zone_centre(&g, ZoneKind::DealerHand));
+            // seat 3's five cards, then the dealer's four, one every 20 frames
+            let mut cards: Vec<(u64, Point, bool)> = (0..5).map(|i| (20 * i, spot(seat, i), false)).collect();
+            cards.extend((0..4).map(|i| (20 * (5 + i), spot(dealer, i), shown_last && i == 3)));
+            let rest = 20 * 8 + 15;
+            let mut decisions = None;
+            for n in 0..rest + 60 {
+                let obs = cards
+                    .iter()
+                    .filter(|&&(from, _, _)| n >= from)
+                    .map(|&(from, p, up)| {
+                        let b = back_at(&g, Point::new(p.x, p.y + 15.0 * (15.0 - (n - from).min(15) as f64)));
+                        if up {
+                            CardObservation { face: ObservedFace::Unknown, face_up: true, ..b }
+                        } else {
+                            b
+                        }
+                    })
+                    .collect();
+                let frame =
+                    FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards: obs, spots: vec![] };
+                for e in t.push(&frame) {
+                    if let TrackEventKind::Phase { to: RoundPhase::Decisions, .. } = e.kind {
+                        decisions = decisions.or(Some(n));
+                    }
+                }
+            }
+            (decisions, rest)
+        };
+        let idle = u64::from(TrackerOptions::default().deal_idle_frames);
+        let (decisions, rest) = run(true);
+        assert!(decisions.is_some_and(|d| d + 10 <= rest + idle), "{decisions:?} (rest at {rest}, idle {idle})");
+        // the dealer's four face down: its shown card may still come
+        let (decisions, rest) = run(false);
+        assert!(decisions.is_some_and(|d| d >= rest + idle - 3), "{decisions:?} (rest at {rest})");
     }
 }
