@@ -2113,6 +2113,22 @@ mod tests {
         zone.expect("the table has that zone").polygon_mm.centroid()
     }
 
+    /// Feeds frames `0..frames` (their cards from `cards_at`) and returns the first frame whose
+    /// events move the round to its decisions: when the deal ended.
+    fn first_decisions(t: &mut Tracker, frames: u64, cards_at: impl Fn(u64) -> Vec<CardObservation>) -> Option<u64> {
+        let mut decisions = None;
+        for n in 0..frames {
+            let frame =
+                FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards: cards_at(n), spots: vec![] };
+            for e in t.push(&frame) {
+                if let TrackEventKind::Phase { to: RoundPhase::Decisions, .. } = e.kind {
+                    decisions = decisions.or(Some(n));
+                }
+            }
+        }
+        decisions
+    }
+
     fn started(events: &[TrackEvent]) -> bool {
         events.iter().any(|e| matches!(e.kind, TrackEventKind::RoundStarted { .. }))
     }
@@ -2737,21 +2753,13 @@ mod tests {
             let mut cards: Vec<(u64, Point)> = (0..seat_cards).map(|i| (25 * i, spot(seat, i))).collect();
             cards.extend((0..dealer_cards).map(|i| (25 * (seat_cards + i), spot(dealer, i))));
             let rest = 25 * (seat_cards + dealer_cards - 1) + 15;
-            let mut decisions = None;
-            for n in 0..rest + 60 {
-                let obs = cards
+            let decisions = first_decisions(&mut t, rest + 60, |n| {
+                cards
                     .iter()
                     .filter(|&&(from, _)| n >= from)
                     .map(|&(from, p)| back_at(&g, Point::new(p.x, p.y + 15.0 * (15.0 - (n - from).min(15) as f64))))
-                    .collect();
-                let frame =
-                    FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards: obs, spots: vec![] };
-                for e in t.push(&frame) {
-                    if let TrackEventKind::Phase { to: RoundPhase::Decisions, .. } = e.kind {
-                        decisions = decisions.or(Some(n));
-                    }
-                }
-            }
+                    .collect()
+            });
             (decisions, rest)
         };
         // seat 3 passed over once: two of its three cards, the dealer's three
@@ -2812,9 +2820,8 @@ mod tests {
             let mut cards: Vec<(u64, Point, bool)> = (0..5).map(|i| (20 * i, spot(seat, i), false)).collect();
             cards.extend((0..4).map(|i| (20 * (5 + i), spot(dealer, i), shown_last && i == 3)));
             let rest = 20 * 8 + 15;
-            let mut decisions = None;
-            for n in 0..rest + 60 {
-                let obs = cards
+            let decisions = first_decisions(&mut t, rest + 60, |n| {
+                cards
                     .iter()
                     .filter(|&&(from, _, _)| n >= from)
                     .map(|&(from, p, up)| {
@@ -2825,15 +2832,8 @@ mod tests {
                             b
                         }
                     })
-                    .collect();
-                let frame =
-                    FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards: obs, spots: vec![] };
-                for e in t.push(&frame) {
-                    if let TrackEventKind::Phase { to: RoundPhase::Decisions, .. } = e.kind {
-                        decisions = decisions.or(Some(n));
-                    }
-                }
-            }
+                    .collect()
+            });
             (decisions, rest)
         };
         let idle = u64::from(TrackerOptions::default().deal_idle_frames);
