@@ -104,9 +104,10 @@ def report(name, probs, Y, t, source):
     card = Y < BACK
     ans = (conf >= t) & (pred < UNKNOWN)
     right, wrong = ans & (pred == Y), ans & (pred != Y)
+    backs = f"backs read back {(pred[Y == BACK] == BACK).mean():.2%}" if (Y == BACK).any() else "no back patches"
     line = (f"{name}: {card.sum()} card patches: right {right[card].mean():.2%}, wrong {wrong[card].mean():.3%} "
             f"({wrong[card].sum()}), unknown {(~ans[card]).mean():.2%}, top-1 {(pred == Y)[card].mean():.2%}; "
-            f"backs read back {(pred[Y == BACK] == BACK).mean():.2%}; "
+            f"{backs}; "
             f"unknown patches answered as a card {answered[Y == UNKNOWN].mean():.3%}; "
             f"misreads {(answered & (pred != source)).sum()} of {answered.sum()} card answers")
     print(line, flush=True)
