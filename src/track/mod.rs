@@ -620,11 +620,11 @@ const LOST_IN_PLACE_SHARE: f64 = 0.5;
 /// seen again within this share of a card's width of where it lay (within
 /// [`TrackerOptions::revive_frames`]), resumes its settling count (`Tracker::settling_lost_at`).
 const SETTLING_RESUME_FRAMES: u32 = 3;
+const SETTLING_RESUME_SHARE: f64 = 0.15;
 /// How long a deal one card short at a stud dealer whose card shown by design came last waits
 /// before it ends (`Tracker::dealer_shown_last`): more than the 10 frames a simulated shuffler's
 /// shown card lands after its packet, less than `deal_idle_frames`.
 const DEALER_SHOWN_IDLE_FRAMES: u64 = 16;
-const SETTLING_RESUME_SHARE: f64 = 0.15;
 
 impl Tracker {
     /// A tracker for a table playing `ruleset`, with its calibration.
