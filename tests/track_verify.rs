@@ -463,7 +463,7 @@ fn wide(var: &str, default: u64) -> u64 {
 // another for the whole round shows one card short: its count flag is
 // expected, as in the clean rounds (`hands_with_invisible_cards`).
 // NOT YET, beyond these seeds (TV_SEEDS=36 TV_CLEAN_SESSIONS=60, 2026-11-27: 16 of 4176
-// runs, 3 of 3000 clean rounds; before session 18, 20 and 6):
+// runs, 3 of 3000 clean rounds; this comment said 20 and 6 before):
 // card_swapped read as card_removed (stud seed 24, qpoker seed 35), a qpoker
 // card_removed not raised (seed 20); a stud fourth card to a hand read as a swap
 // (seed 35); a stray wrong_deal_order (fortune3cp-2025 duplicate_card seed 34);

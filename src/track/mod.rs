@@ -777,7 +777,7 @@ impl Tracker {
         if !prescribed.iter().all(|&(zone, n)| matches!(zone, TableZone::Seat(_)) || self.held_in(zone) >= n) {
             return self.dealer_shown_last(prescribed, idle);
         }
-        if self.dealt.last().is_some_and(|&(zone, _)| zone == TableZone::Dealer) {
+        if self.dealer_served_last() {
             return Some("the dealer, served last, has its cards");
         }
         if self.dealt_in_packets() && prescribed.iter().all(|&(zone, _)| self.held_in(zone) >= 1) {
@@ -796,7 +796,7 @@ impl Tracker {
     fn dealer_shown_last(&self, prescribed: &[(TableZone, u32)], idle: u64) -> Option<&'static str> {
         if self.rs.face_up_by_design != FaceUpByDesign::DealerLastCard
             || idle < DEALER_SHOWN_IDLE_FRAMES
-            || !self.dealt.last().is_some_and(|&(zone, _)| zone == TableZone::Dealer)
+            || !self.dealer_served_last()
             || !prescribed.iter().all(|&(zone, n)| zone == TableZone::Dealer || self.held_in(zone) >= n)
         {
             return None;
@@ -807,6 +807,11 @@ impl Tracker {
             .filter(|t| t.arrived && !t.abandoned && t.zone == Some(TableZone::Dealer))
             .max_by_key(|t| (t.arrived_at, t.id))?;
         latest.face_up.then_some("the dealer's card shown by design came last")
+    }
+
+    /// Whether the latest card of this deal went to the dealer's hand.
+    fn dealer_served_last(&self) -> bool {
+        self.dealt.last().is_some_and(|&(zone, _)| zone == TableZone::Dealer)
     }
 
     /// Whether this deal goes by packets (a shuffler's): the ruleset's only way, or its first
@@ -2113,20 +2118,28 @@ mod tests {
         zone.expect("the table has that zone").polygon_mm.centroid()
     }
 
-    /// Feeds frames `0..frames` (their cards from `cards_at`) and returns the first frame whose
-    /// events move the round to its decisions: when the deal ended.
-    fn first_decisions(t: &mut Tracker, frames: u64, cards_at: impl Fn(u64) -> Vec<CardObservation>) -> Option<u64> {
-        let mut decisions = None;
+    /// Feeds frames `0..frames` (their cards from `cards_at`) and returns the first frame with an
+    /// event that `wanted` picks.
+    fn first_frame_with(
+        t: &mut Tracker,
+        frames: u64,
+        cards_at: impl Fn(u64) -> Vec<CardObservation>,
+        wanted: impl Fn(&TrackEventKind) -> bool,
+    ) -> Option<u64> {
+        let mut first = None;
         for n in 0..frames {
             let frame =
                 FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards: cards_at(n), spots: vec![] };
-            for e in t.push(&frame) {
-                if let TrackEventKind::Phase { to: RoundPhase::Decisions, .. } = e.kind {
-                    decisions = decisions.or(Some(n));
-                }
+            if t.push(&frame).iter().any(|e| wanted(&e.kind)) {
+                first = first.or(Some(n));
             }
         }
-        decisions
+        first
+    }
+
+    /// The first frame whose events move the round to its decisions: when the deal ended.
+    fn first_decisions(t: &mut Tracker, frames: u64, cards_at: impl Fn(u64) -> Vec<CardObservation>) -> Option<u64> {
+        first_frame_with(t, frames, cards_at, |k| matches!(k, TrackEventKind::Phase { to: RoundPhase::Decisions, .. }))
     }
 
     fn started(events: &[TrackEvent]) -> bool {
@@ -2780,21 +2793,20 @@ mod tests {
         let run = |hide_from: u64, hidden: u64| {
             let (mut t, g) = tracker();
             let extra = hand_spot(&g, 3, 3);
-            let mut dealt = None;
-            for n in 0..hide_from + hidden + 40 {
-                let mut cards =
-                    if (hide_from..hide_from + hidden).contains(&n) { vec![] } else { sliding_hand(&g, 3, 3, n) };
-                if n >= 70 && !(hide_from..hide_from + hidden).contains(&n) {
+            let hide = hide_from..hide_from + hidden;
+            let cards_at = |n: u64| {
+                if hide.contains(&n) {
+                    return vec![];
+                }
+                let mut cards = sliding_hand(&g, 3, 3, n);
+                if n >= 70 {
                     cards.push(back_at(&g, extra));
                 }
-                let frame = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![] };
-                for e in t.push(&frame) {
-                    if let TrackEventKind::Dealt { order: 4, .. } = e.kind {
-                        dealt = dealt.or(Some(n));
-                    }
-                }
-            }
-            dealt
+                cards
+            };
+            first_frame_with(&mut t, hide_from + hidden + 40, cards_at, |k| {
+                matches!(k, TrackEventKind::Dealt { order: 4, .. })
+            })
         };
         let need = u64::from(TrackerOptions::default().extra_card_settle_frames);
         // never hidden: it arrives once it has lain still long enough
