@@ -586,7 +586,11 @@ impl Verifier {
         t: f64,
         out: &mut Vec<Event>,
     ) {
-        if zone == TableZone::Discard || self.round.is_none() {
+        // Once the cards go to the discard rack, a card coming to rest in a zone
+        // is one of them in passage (the dealer sweeps hands past the dealer's
+        // place), not a card dealt: the outcome is already published (qpoker
+        // clean seed 44 round 2 flagged "dealer has 4 cards" and voided it).
+        if zone == TableZone::Discard || phase == RoundPhase::Collection || self.round.is_none() {
             return;
         }
         let per = self.rs.cards_per_hand as usize;
@@ -1433,27 +1437,63 @@ mod tests {
     use crate::rules::{BetKind, RulesetId};
     use crate::track::SpotPresence;
 
+    /// The flags a stud verifier raises from `events` (frame, event), frames 0..`frames`.
+    fn stud_flags(events: &[(u64, TrackEventKind)], frames: u64) -> Vec<(u64, RoundFlag)> {
+        let mut v = Verifier::new(Ruleset::new(RulesetId::Stud2004), VerifierOptions::new("T", "C")).unwrap();
+        let mut flags = Vec::new();
+        for frame in 0..frames {
+            let mut out = Vec::new();
+            for (_, kind) in events.iter().filter(|(f, _)| *f == frame) {
+                out.extend(v.process(&TrackEvent { frame, time_ms: frame as f64 * 33.3, kind: kind.clone() }));
+            }
+            out.extend(v.tick(frame, frame as f64 * 33.3));
+            flags.extend(out.into_iter().filter_map(|e| match e.body {
+                EventBody::RoundFlag(f) => Some((e.frame, f)),
+                _ => None,
+            }));
+        }
+        flags
+    }
+
+    /// Q Poker clean seed 44 round 2 (track_verify, 60 sessions): a card swept past the
+    /// dealer's place on its way to the discard rack came to rest there for a few frames; it
+    /// was counted as a fourth dealer card and voided a round already settled.
+    #[test]
+    fn a_card_at_rest_in_a_hand_during_the_collection_is_not_dealt() {
+        let chips = vec![SpotPresence { seat: 1, bet: BetKind::Ante }];
+        let phase = |from, to| TrackEventKind::Phase { from, to, reason: "test".into(), chips: chips.clone() };
+        let dealt =
+            |track, zone, order, phase| TrackEventKind::Dealt { track, zone, order, face_up: false, card: None, phase };
+        let mut events = vec![
+            (1, TrackEventKind::RoundStarted { chips: chips.clone(), by_hint: false }),
+            (1, phase(RoundPhase::WaitingForBets, RoundPhase::Dealing)),
+        ];
+        let mut frame = 2;
+        for order in 1..=5 {
+            for (k, zone) in [TableZone::Seat(1), TableZone::Dealer].into_iter().enumerate() {
+                events.push((frame, dealt(2 * order + k as u32, zone, order, RoundPhase::Dealing)));
+                frame += 2;
+            }
+        }
+        events.push((30, phase(RoundPhase::Dealing, RoundPhase::Decisions)));
+        assert_eq!(stud_flags(&events, 60), vec![], "a whole deal raises nothing");
+        let sixth = |phase| (50, dealt(99, TableZone::Dealer, 6, phase));
+        let mut during_decisions = events.clone();
+        during_decisions.push(sixth(RoundPhase::Decisions));
+        let flags = stud_flags(&during_decisions, 60);
+        assert_eq!(flags.len(), 1, "{flags:?}");
+        assert_eq!(flags[0].1.irregularity, IrregularityKind::WrongCardCount);
+        events.push((40, phase(RoundPhase::Decisions, RoundPhase::Collection)));
+        events.push(sixth(RoundPhase::Collection));
+        assert_eq!(stud_flags(&events, 60), vec![], "a card in passage to the rack");
+    }
+
     /// Stud seed 7 (an unseen back design): seat 2's first card, face down, was seen "turned
     /// up" as its second card landed on it, flickered, and stayed so: two exposure flags and a
     /// void round. A card turned up with no card landing beside it is still an exposure.
     #[test]
     fn a_card_seen_turned_up_as_a_card_lands_on_it_is_exposed_only_once_read() {
-        let run = |events: &[(u64, TrackEventKind)]| -> Vec<(u64, RoundFlag)> {
-            let mut v = Verifier::new(Ruleset::new(RulesetId::Stud2004), VerifierOptions::new("T", "C")).unwrap();
-            let mut flags = Vec::new();
-            for frame in 0..80u64 {
-                let mut out = Vec::new();
-                for (_, kind) in events.iter().filter(|(f, _)| *f == frame) {
-                    out.extend(v.process(&TrackEvent { frame, time_ms: frame as f64 * 33.3, kind: kind.clone() }));
-                }
-                out.extend(v.tick(frame, frame as f64 * 33.3));
-                flags.extend(out.into_iter().filter_map(|e| match e.body {
-                    EventBody::RoundFlag(f) => Some((e.frame, f)),
-                    _ => None,
-                }));
-            }
-            flags
-        };
+        let run = |events: &[(u64, TrackEventKind)]| stud_flags(events, 80);
         let chips = vec![SpotPresence { seat: 1, bet: BetKind::Ante }, SpotPresence { seat: 2, bet: BetKind::Ante }];
         let dealt = |track, seat, order| TrackEventKind::Dealt {
             track,
