@@ -597,6 +597,10 @@ const BETWEEN_COS: f64 = -0.82;
 /// down in that zone: a card moves in one smooth movement and slows down only
 /// where it is put.
 const TOUCH_DOWN_RISE: f64 = 2.0;
+/// A card born off the table that slowed inside a hand to at most this share of its flight's
+/// fastest step and then reached the discard rack without coming to rest was put into that hand
+/// (a card thrown to the rack crosses the hands at speed and slows down only at the rack).
+const TOUCH_DOWN_DIP: f64 = 0.5;
 /// A track first seen at most this many frames after a card of its zone went unseen, at that
 /// card's place, is that card (see `Tracker::took_over_a_stale_track`): the dealer's arm over a
 /// hand as the next card lands hides it for a few frames, while a card taken away and another
@@ -1110,6 +1114,29 @@ impl Tracker {
             activity |= self.on_settled(ti, frame, &mut out);
         }
 
+        // A card brought in from off the table that slowed down hard inside a hand and vanished
+        // there (the arm over it as it touched down, the hand then gathered at once: Q Poker
+        // card_swapped seed 35) was put into that hand: it arrives there before it is lost.
+        let put_unseen: Vec<usize> = (0..self.tracks.len())
+            .filter(|&ti| {
+                let t = &self.tracks[ti];
+                t.confirmed
+                    && t.missed > self.opts.lost_moving_frames
+                    && t.zone.is_none()
+                    && self.zone_of(t.born).is_none()
+                    && t.dip.is_some_and(|(z, ds)| {
+                        matches!(z, TableZone::Seat(_))
+                            && ds <= TOUCH_DOWN_DIP * t.peak_step
+                            && self.zone_of(t.pos) == Some(z)
+                    })
+            })
+            .collect();
+        for ti in put_unseen {
+            let t = &mut self.tracks[ti];
+            t.candidate = t.dip.take().map(|(z, _)| z);
+            activity |= self.on_settled(ti, frame, &mut out);
+        }
+
         // Lost tracks. A card lying in its zone may be under a hand for a while;
         // one in motion or outside every zone is gone sooner.
         let mut gone: Vec<usize> = Vec::new();
@@ -1336,6 +1363,7 @@ impl Tracker {
         let touch_down = matches!(self.phase, RoundPhase::Decisions | RoundPhase::Reveal)
             && !self.near_shoe(self.tracks[ti].born)
             && extra.is_none();
+        let born_off_table = self.zone_of(self.tracks[ti].born).is_none();
         let t = &mut self.tracks[ti];
         let mut changes = TrackChanges::default();
         let step = [p.x - t.pos.x, p.y - t.pos.y];
@@ -1426,7 +1454,15 @@ impl Tracker {
                         }
                     }
                     if let Some((z, ds)) = t.dip {
-                        if step_speed >= TOUCH_DOWN_RISE * ds {
+                        // Or it reached the rack after slowing down hard in a hand while unseen
+                        // (the arm over it as it touched down, then the hand gathered at once):
+                        // its slowest step seen there is already a gathering step, which the
+                        // rise above cannot double (stud card_swapped seed 24).
+                        let dropped_in = born_off_table
+                            && zone_here == Some(TableZone::Discard)
+                            && matches!(z, TableZone::Seat(_))
+                            && ds <= TOUCH_DOWN_DIP * t.peak_step;
+                        if step_speed >= TOUCH_DOWN_RISE * ds || dropped_in {
                             t.dip = None;
                             t.candidate = Some(z);
                             changes.settled = true;
@@ -2815,6 +2851,100 @@ mod tests {
         // hidden 10 frames after lying still 7: seen again, it needs only the rest of its count
         let dealt = run(77, 10).expect("the fourth card arrives");
         assert!(dealt <= 87 + 5, "arrived at {dealt}, seen again at 87");
+    }
+
+    /// A card brought in from off the table to a hand whose card was just taken, the hand then
+    /// gathered at once, the arm over the card as it touched down: stud card_swapped seed 24
+    /// (seen again only on its way to the rack) and Q Poker card_swapped seed 35 (seen slowing
+    /// down in the hand, then never again). Either way it arrived there, after the taken card
+    /// was reported gone, so that the verifier reads the pair as a swap. A card thrown across
+    /// the hand to the rack without slowing down arrived nowhere.
+    #[test]
+    fn a_card_put_into_a_hand_gathered_at_once_arrives_there_unseen() {
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        enum Way {
+            SeenLeaving,
+            LostInHand,
+            ThrownAcross,
+        }
+        let run = |way: Way| -> Vec<TrackEventKind> {
+            let (mut t, g) = tracker();
+            let (target, discard) = (hand_spot(&g, 3, 1), zone_centre(&g, ZoneKind::Discard));
+            let towards = |from: Point, to: Point, d: f64| {
+                let n = from.dist(to).max(1e-9);
+                Point::new(from.x + (to.x - from.x) * d / n, from.y + (to.y - from.y) * d / n)
+            };
+            // off the table: beyond the hand, away from the dealer
+            let start = towards(target, zone_centre(&g, ZoneKind::DealerHand), -450.0);
+            assert!(t.zone_of(start).is_none() && g.table_to_image(start).is_some(), "{start:?}");
+            // the intruder's place per frame from 160: flight at 80 mm a frame, then (not when
+            // thrown across) 45, 30 and 20 mm steps into the hand
+            let steps: Vec<f64> = match way {
+                Way::ThrownAcross => vec![80.0; 20],
+                _ => [vec![80.0; 4], vec![45.0, 30.0, 20.0]].concat(),
+            };
+            // along start -> target (-> the rack when thrown across), by the distance travelled
+            let along = |d: f64| {
+                let leg = start.dist(target);
+                if d <= leg || way != Way::ThrownAcross {
+                    towards(start, target, d.min(leg))
+                } else {
+                    towards(target, discard, (d - leg).min(target.dist(discard)))
+                }
+            };
+            let flight: Vec<Point> = (0..=steps.len()).map(|k| along(steps[..k].iter().sum())).collect();
+            let touched = 160 + flight.len() as u64; // the gathering starts as it touches down
+            let gathered = |p: Point, n: u64| towards(p, discard, (25 * n.saturating_sub(touched)) as f64);
+            let cards_at = |n: u64| {
+                let mut cards: Vec<CardObservation> = Vec::new();
+                for i in [0, 2] {
+                    let p = gathered(hand_spot(&g, 3, i), n);
+                    // (lost in hand: the whole hand goes under the arm, so that the intruder's
+                    // track cannot follow one of its cards to the rack)
+                    if p.dist(discard) > 30.0 && (way != Way::LostInHand || n < touched) {
+                        cards.extend(sliding_hand(&g, 3, 3, n.min(140)).get(i).map(|_| back_at(&g, p)));
+                    }
+                }
+                if n < 140 {
+                    cards.extend(sliding_hand(&g, 3, 3, n).get(1).cloned());
+                }
+                let k = n.saturating_sub(160) as usize;
+                if n >= 160 && k < flight.len() {
+                    cards.push(back_at(&g, flight[k]));
+                } else if way == Way::SeenLeaving && n >= touched + 3 {
+                    let p = gathered(target, n);
+                    if p.dist(discard) > 30.0 {
+                        cards.push(back_at(&g, p));
+                    }
+                }
+                cards
+            };
+            let mut events = Vec::new();
+            for n in 0..touched + 80 {
+                let frame = FrameObservations {
+                    frame: n,
+                    time_ms: n as f64 * 1000.0 / 30.0,
+                    cards: cards_at(n),
+                    spots: vec![],
+                };
+                events.extend(t.push(&frame).into_iter().map(|e| e.kind));
+                if n == 150 {
+                    assert_eq!(t.phase(), RoundPhase::Decisions, "{way:?}: the deal is over");
+                }
+            }
+            events
+        };
+        let seat3 = TableZone::Seat(3);
+        for way in [Way::SeenLeaving, Way::LostInHand] {
+            let events = run(way);
+            let removed =
+                events.iter().position(|e| matches!(e, TrackEventKind::Removed { from: Some(z), .. } if *z == seat3));
+            let dealt =
+                events.iter().position(|e| matches!(e, TrackEventKind::Dealt { zone, order: 4, .. } if *zone == seat3));
+            assert!(dealt.is_some() && removed < dealt, "{way:?}: removed {removed:?}, dealt {dealt:?}: {events:?}");
+        }
+        let events = run(Way::ThrownAcross);
+        assert!(!events.iter().any(|e| matches!(e, TrackEventKind::Dealt { order: 4, .. })), "{events:?}");
     }
 
     /// Stud seed 7's `two_cards_to_dealer`: the dealer's packet was one card short, its card
