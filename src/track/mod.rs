@@ -1238,10 +1238,13 @@ impl Tracker {
                     .filter(|(o, _)| o.zone == Some(z) && !o.abandoned)
                     .map(|(o, _)| o.last_seen)
                     .collect();
-                let first = seen.iter().min().copied().unwrap_or(0);
+                // The cards that vanished with the last one went together; one gone well
+                // before them was taken first (Q Poker card_removed seed 20: palmed 12 frames
+                // before the rest of the hand was gathered under the dealer's hand).
                 let last = seen.iter().max().copied().unwrap_or(0);
-                if !in_view && seen.len() >= 2 && last - first <= 2 * GATHER_LEAD_FRAMES {
-                    whole_hands.insert(z, first);
+                let together = seen.iter().filter(|&&s| s + GATHER_LEAD_FRAMES >= last).count();
+                if !in_view && together >= 2 {
+                    whole_hands.insert(z, last);
                 }
             }
         }
@@ -2851,6 +2854,46 @@ mod tests {
         // hidden 10 frames after lying still 7: seen again, it needs only the rest of its count
         let dealt = run(77, 10).expect("the fourth card arrives");
         assert!(dealt <= 87 + 5, "arrived at {dealt}, seen again at 87");
+    }
+
+    /// A hand gathered under the dealer's hand vanishes whole, none of its cards seen on the
+    /// way: a fold. A card of it that vanished well before the others was taken first (Q Poker
+    /// card_removed seed 20: palmed 12 frames before the rest of the hand went).
+    #[test]
+    fn a_card_gone_well_before_its_hand_was_gathered_unseen_was_removed() {
+        let run = |taken_before: u64| {
+            let (mut t, g) = tracker();
+            let gone = 160;
+            let cards_at = |n: u64| {
+                let mut cards = sliding_hand(&g, 3, 3, n);
+                if n >= gone {
+                    cards.clear();
+                } else if n >= gone - taken_before {
+                    cards.remove(1);
+                }
+                // seat 5's hand stays in view: the table is not empty
+                if n >= 60 {
+                    cards.extend(sliding_hand(&g, 5, 3, n - 60));
+                }
+                cards
+            };
+            let mut events = Vec::new();
+            for n in 0..gone + 80 {
+                let frame = FrameObservations {
+                    frame: n,
+                    time_ms: n as f64 * 1000.0 / 30.0,
+                    cards: cards_at(n),
+                    spots: vec![],
+                };
+                events.extend(t.push(&frame).into_iter().map(|e| e.kind));
+            }
+            let removed = events.iter().filter(|e| matches!(e, TrackEventKind::Removed { .. })).count();
+            let gathered =
+                events.iter().filter(|e| matches!(e, TrackEventKind::Moved { to: TableZone::Discard, .. })).count();
+            (removed, gathered)
+        };
+        assert_eq!(run(2), (0, 3), "the hand went together");
+        assert_eq!(run(12), (1, 2), "one card taken, then the hand gathered");
     }
 
     /// A card brought in from off the table to a hand whose card was just taken, the hand then
