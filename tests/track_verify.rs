@@ -462,15 +462,16 @@ fn wide(var: &str, default: u64) -> u64 {
 // took over its track. A hand holding a card that the simulator stacks under
 // another for the whole round shows one card short: its count flag is
 // expected, as in the clean rounds (`hands_with_invisible_cards`).
-// NOT YET, beyond these seeds (TV_SEEDS=36 TV_CLEAN_SESSIONS=60, 2026-11-27: 6 of 4176
+// NOT YET, beyond these seeds (TV_SEEDS=36 TV_CLEAN_SESSIONS=60, 2026-11-27: 2 of 4176
 // runs, 2 of 3000 clean rounds; 20 and 6, then 16 and 3 before. Fixed since: a card swept
 // past the Q Poker dealer's place during the collection counted as dealt; a card put into a
-// hand gathered at once, unseen as it touched down, read as a removal, see
-// `a_card_put_into_a_hand_gathered_at_once_arrives_there_unseen`; a card palmed 12 frames
-// before its hand was gathered unseen went with the hand, see
-// `a_card_gone_well_before_its_hand_was_gathered_unseen_was_removed`). Left:
-// a stud fourth card to a hand read as a swap
-// (seed 35); a stray wrong_deal_order (fortune3cp-2025 duplicate_card seed 34);
+// hand gathered at once, unseen as it touched down, read as a removal
+// (`a_card_put_into_a_hand_gathered_at_once_arrives_there_unseen`); a card palmed 12 frames
+// before its hand was gathered unseen went with the hand
+// (`a_card_gone_well_before_its_hand_was_gathered_unseen_was_removed`); a card too many
+// after the deal read as a swap for a card hidden under its neighbour
+// (`a_card_too_many_after_the_deal_is_no_swap_for_a_card_hidden_under_its_neighbour`).
+// Left: a stray wrong_deal_order (fortune3cp-2025 duplicate_card seed 34);
 // clean: a false card_removed (stud seed 50: a card hidden 9 frames before its hand
 // was folded, where the card_removed scenario's palmed card vanishes 12 frames before: no
 // lead separates them), a face-up card never read (stud seed 30, unverified).

@@ -1796,9 +1796,12 @@ impl Tracker {
             if matches!(phase, RoundPhase::Decisions | RoundPhase::Reveal | RoundPhase::Settlement) {
                 // After the deal a new card where a card of the zone was lost:
                 // that card is gone (reported before the arrival, so that the
-                // pair reads as a swap).
+                // pair reads as a swap). Not one that lies under the card that
+                // landed on it as it vanished: that one is hidden, and the new
+                // card is one too many (stud four_cards_to_a_hand seed 35).
+                let lost = std::mem::take(&mut self.lost);
                 let (gone, keep): (Vec<_>, Vec<_>) =
-                    std::mem::take(&mut self.lost).into_iter().partition(|(t, _)| t.zone == Some(zone));
+                    lost.into_iter().partition(|(t, _)| t.zone == Some(zone) && !self.covered(t));
                 self.lost = keep;
                 for (t, since) in gone {
                     out.push(TrackEventKind::Removed { track: t.id, since, from: t.zone, card: t.identity });
@@ -2854,6 +2857,51 @@ mod tests {
         // hidden 10 frames after lying still 7: seen again, it needs only the rest of its count
         let dealt = run(77, 10).expect("the fourth card arrives");
         assert!(dealt <= 87 + 5, "arrived at {dealt}, seen again at 87");
+    }
+
+    /// Stud four_cards_to_a_hand seed 35: a hand's card hidden under the next card, which landed
+    /// on it, was still waited for when one card too many arrived after the deal; the arrival
+    /// reported it gone first, and the pair read as a swap. Hidden under a card, it is not gone;
+    /// a card that vanishes with no card landing on it, then a card arrives, is a swap.
+    #[test]
+    fn a_card_too_many_after_the_deal_is_no_swap_for_a_card_hidden_under_its_neighbour() {
+        let run = |covered: bool| {
+            let (_, g) = tracker();
+            let opts = TrackerOptions { revive_frames: 90, ..TrackerOptions::default() };
+            let mut t = Tracker::new(Ruleset::new(RulesetId::Fortune3cp2025), &g, opts).expect("ok");
+            let cw = g.calibration.card_size_mm[0];
+            let one = hand_spot(&g, 3, 1);
+            // (slides in from, rests at, unseen from): card 1 is hidden from frame 55, under
+            // card 2 landing 0.45 of a card beside it or with no card near it
+            let third = if covered { Point::new(one.x + 0.45 * cw, one.y) } else { hand_spot(&g, 3, 2) };
+            let late = Point::new(hand_spot(&g, 3, 2).x + 0.6 * cw, one.y);
+            let cards = [(0, hand_spot(&g, 3, 0), None), (20, one, Some(55)), (40, third, None), (120, late, None)];
+            let cards_at = |n: u64| -> Vec<CardObservation> {
+                cards
+                    .iter()
+                    .filter(|&&(from, _, unseen)| n >= from && unseen.map_or(true, |u| n < u))
+                    .map(|&(from, p, _)| back_at(&g, Point::new(p.x, p.y + 15.0 * (15.0 - (n - from).min(15) as f64))))
+                    .collect()
+            };
+            let mut events = Vec::new();
+            for n in 0..200 {
+                let frame = FrameObservations {
+                    frame: n,
+                    time_ms: n as f64 * 1000.0 / 30.0,
+                    cards: cards_at(n),
+                    spots: vec![],
+                };
+                events.extend(t.push(&frame).into_iter().map(|e| e.kind));
+                if n == 119 {
+                    assert_eq!(t.phase(), RoundPhase::Decisions, "the deal is over before the late card");
+                }
+            }
+            let late_arrival = events.iter().position(|e| matches!(e, TrackEventKind::Dealt { order: 4, .. }));
+            let removed = events.iter().position(|e| matches!(e, TrackEventKind::Removed { .. }));
+            (late_arrival.is_some(), removed.is_some_and(|r| late_arrival.is_some_and(|a| r < a)))
+        };
+        assert_eq!(run(true), (true, false), "one card too many, the hidden card still in the hand");
+        assert_eq!(run(false), (true, true), "a card gone, then one put in: a swap");
     }
 
     /// A hand gathered under the dealer's hand vanishes whole, none of its cards seen on the
