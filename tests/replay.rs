@@ -69,6 +69,10 @@ fn replay_of_a_live_runs_recording_with_backend_hints_is_byte_identical_to_its_j
     let base = fresh("replay-identity");
     let sim = base.join("sim");
     simulate(&sim);
+    // A simulator session folder replays with the empty table the simulator rendered, as
+    // `eval-scenarios` runs it: without it every bet spot read empty, every hand "had no bet".
+    let sim_session = Session::open(&sim).expect("simulator session");
+    assert_eq!(sim_session.presence_reference.as_deref(), Some(sim.join("empty_table.jpg").as_path()));
     // The live run uses a presence reference, which the recording must keep for the replay.
     let reference = base.join("empty-table.png");
     let status = Command::new(bin())

@@ -216,7 +216,9 @@ impl Session {
             calibration_json,
             frames: Frames::Video(video),
             journal: None,
-            presence_reference: None,
+            // The empty table the simulator rendered before the session, as `eval-scenarios`
+            // uses it: without it every bet spot reads empty and every hand "has no bet".
+            presence_reference: Some(dir.join(crate::sim::session::EMPTY_TABLE_FILE)).filter(|p| p.exists()),
             models: None,
             health_interval_ms: DEFAULT_HEALTH_INTERVAL_MS,
             // A simulator session replays as a deck the classifier never saw (as strict as
@@ -379,8 +381,28 @@ pub fn run(
         let recorder = Recorder::create(dir, &manifest, &session.calibration_json, options.recording.clone())?;
         if let Some(p) = &session.presence_reference {
             let from = p.clone();
-            std::fs::copy(&from, dir.join(PRESENCE_REFERENCE_FILE))
-                .map_err(|source| ReplayError::Io { path: from, source })?;
+            let to = dir.join(PRESENCE_REFERENCE_FILE);
+            if from.extension().is_some_and(|e| e.eq_ignore_ascii_case("png")) {
+                std::fs::copy(&from, &to).map_err(|source| ReplayError::Io { path: from, source })?;
+            } else {
+                // A simulator session's empty table is a JPEG: the recording keeps PNG.
+                let unreadable = |what: &str| ReplayError::Io {
+                    path: from.clone(),
+                    source: std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string()),
+                };
+                let image = opencv::imgcodecs::imread(&*from.to_string_lossy(), opencv::imgcodecs::IMREAD_COLOR)
+                    .ok()
+                    .filter(|m| !opencv::prelude::MatTraitConst::empty(m))
+                    .ok_or_else(|| unreadable("not a readable image"))?;
+                let written = opencv::imgcodecs::imwrite(&*to.to_string_lossy(), &image, &opencv::core::Vector::new())
+                    .unwrap_or(false);
+                if !written {
+                    return Err(ReplayError::Io {
+                        path: to,
+                        source: std::io::Error::other("could not write the presence reference"),
+                    });
+                }
+            }
         }
         source = Box::new(RecordingTap::new(source, recorder));
         std::fs::create_dir_all(dir.join(JOURNAL_DIR))

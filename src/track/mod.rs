@@ -1294,7 +1294,7 @@ impl Tracker {
         eprintln!("  at {}", at.join(" "));
         for t in &self.tracks {
             eprintln!(
-                "  #{} {:?}{} ({:.0},{:.0}) v{:.1} hits {} missed {} up {} zone {:?} cand {:?}/{} arrived {} id {:?} named {:?}",
+                "  #{} {:?}{} ({:.0},{:.0}) v{:.1} hits {} missed {} up {} zone {:?} cand {:?}/{} arrived {} id {:?} named {:?} sure {:?} readings {:?}",
                 t.id,
                 self.zone_of(t.pos),
                 if t.confirmed { "" } else { " unconfirmed" },
@@ -1309,7 +1309,9 @@ impl Tracker {
                 t.candidate_frames,
                 t.arrived,
                 t.identity,
-                t.votes.named
+                t.votes.named,
+                t.votes.sure,
+                t.votes.readings
             );
         }
         for (t, since) in &self.lost {
