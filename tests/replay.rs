@@ -73,6 +73,10 @@ fn replay_of_a_live_runs_recording_with_backend_hints_is_byte_identical_to_its_j
     // `eval-scenarios` runs it: without it every bet spot read empty, every hand "had no bet".
     let sim_session = Session::open(&sim).expect("simulator session");
     assert_eq!(sim_session.presence_reference.as_deref(), Some(sim.join("empty_table.jpg").as_path()));
+    // …and with eval-scenarios' three models, the whole-card classifier included.
+    let defaults = sim_session.models(None, None);
+    assert_eq!(defaults.face_classifier.as_deref(), Some(Path::new(tablecam::classify::DEFAULT_FACE_PATH)));
+    assert_eq!(sim_session.models(None, Some(Path::new("x.onnx"))).face_classifier, None, "a classifier alone");
     // The live run uses a presence reference, which the recording must keep for the replay.
     let reference = base.join("empty-table.png");
     let status = Command::new(bin())

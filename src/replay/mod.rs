@@ -266,7 +266,8 @@ impl Session {
         Ok(out)
     }
 
-    /// The models to use: `locator`/`classifier` if given, else the recording's, else the defaults.
+    /// The models to use: `locator`/`classifier` if given, else the recording's, else the defaults
+    /// (`eval-scenarios`' three: locator, index-corner and whole-card classifiers).
     pub fn models(&self, locator: Option<&Path>, classifier: Option<&Path>) -> ModelsUsed {
         let recorded = self.models.clone();
         ModelsUsed {
@@ -278,11 +279,13 @@ impl Session {
                 .map(Path::to_path_buf)
                 .or_else(|| recorded.as_ref().map(|m| m.classifier.clone()))
                 .unwrap_or_else(|| DEFAULT_MODELS.1.into()),
-            // a classifier given alone replaces the recording's pair; else the recording's
-            face_classifier: if classifier.is_some() {
-                None
-            } else {
-                recorded.as_ref().and_then(|m| m.face_classifier.clone())
+            // a classifier given alone replaces the recording's pair; else the recording's; a
+            // simulator session (no live run) reads as `eval-scenarios` reads it, whole-card
+            // classifier included
+            face_classifier: match (classifier, &recorded) {
+                (Some(_), _) => None,
+                (None, Some(m)) => m.face_classifier.clone(),
+                (None, None) => Some(crate::classify::DEFAULT_FACE_PATH.into()),
             },
         }
     }
