@@ -2186,6 +2186,21 @@ mod tests {
         first_frame_with(t, frames, cards_at, |k| matches!(k, TrackEventKind::Phase { to: RoundPhase::Decisions, .. }))
     }
 
+    /// Feeds `frames` (their cards from `cards_at`) and returns the tracker's events.
+    fn feed(
+        t: &mut Tracker,
+        frames: std::ops::Range<u64>,
+        cards_at: impl Fn(u64) -> Vec<CardObservation>,
+    ) -> Vec<TrackEventKind> {
+        let mut events = Vec::new();
+        for n in frames {
+            let frame =
+                FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards: cards_at(n), spots: vec![] };
+            events.extend(t.push(&frame).into_iter().map(|e| e.kind));
+        }
+        events
+    }
+
     fn started(events: &[TrackEvent]) -> bool {
         events.iter().any(|e| matches!(e.kind, TrackEventKind::RoundStarted { .. }))
     }
@@ -2885,19 +2900,9 @@ mod tests {
                     .map(|&(from, p, _)| back_at(&g, Point::new(p.x, p.y + 15.0 * (15.0 - (n - from).min(15) as f64))))
                     .collect()
             };
-            let mut events = Vec::new();
-            for n in 0..200 {
-                let frame = FrameObservations {
-                    frame: n,
-                    time_ms: n as f64 * 1000.0 / 30.0,
-                    cards: cards_at(n),
-                    spots: vec![],
-                };
-                events.extend(t.push(&frame).into_iter().map(|e| e.kind));
-                if n == 119 {
-                    assert_eq!(t.phase(), RoundPhase::Decisions, "the deal is over before the late card");
-                }
-            }
+            let mut events = feed(&mut t, 0..120, &cards_at);
+            assert_eq!(t.phase(), RoundPhase::Decisions, "the deal is over before the late card");
+            events.extend(feed(&mut t, 120..200, &cards_at));
             let late_arrival = events.iter().position(|e| matches!(e, TrackEventKind::Dealt { order: 4, .. }));
             let removed = events.iter().position(|e| matches!(e, TrackEventKind::Removed { .. }));
             (late_arrival.is_some(), removed.is_some_and(|r| late_arrival.is_some_and(|a| r < a)))
@@ -2927,16 +2932,7 @@ mod tests {
                 }
                 cards
             };
-            let mut events = Vec::new();
-            for n in 0..gone + 80 {
-                let frame = FrameObservations {
-                    frame: n,
-                    time_ms: n as f64 * 1000.0 / 30.0,
-                    cards: cards_at(n),
-                    spots: vec![],
-                };
-                events.extend(t.push(&frame).into_iter().map(|e| e.kind));
-            }
+            let events = feed(&mut t, 0..gone + 80, cards_at);
             let removed = events.iter().filter(|e| matches!(e, TrackEventKind::Removed { .. })).count();
             let gathered =
                 events.iter().filter(|e| matches!(e, TrackEventKind::Moved { to: TableZone::Discard, .. })).count();
@@ -3012,19 +3008,9 @@ mod tests {
                 }
                 cards
             };
-            let mut events = Vec::new();
-            for n in 0..touched + 80 {
-                let frame = FrameObservations {
-                    frame: n,
-                    time_ms: n as f64 * 1000.0 / 30.0,
-                    cards: cards_at(n),
-                    spots: vec![],
-                };
-                events.extend(t.push(&frame).into_iter().map(|e| e.kind));
-                if n == 150 {
-                    assert_eq!(t.phase(), RoundPhase::Decisions, "{way:?}: the deal is over");
-                }
-            }
+            let mut events = feed(&mut t, 0..151, &cards_at);
+            assert_eq!(t.phase(), RoundPhase::Decisions, "{way:?}: the deal is over");
+            events.extend(feed(&mut t, 151..touched + 80, &cards_at));
             events
         };
         let seat3 = TableZone::Seat(3);
