@@ -2900,9 +2900,9 @@ mod tests {
                     .map(|&(from, p, _)| back_at(&g, Point::new(p.x, p.y + 15.0 * (15.0 - (n - from).min(15) as f64))))
                     .collect()
             };
-            let mut events = feed(&mut t, 0..120, &cards_at);
+            let mut events = feed(&mut t, 0..120, cards_at);
             assert_eq!(t.phase(), RoundPhase::Decisions, "the deal is over before the late card");
-            events.extend(feed(&mut t, 120..200, &cards_at));
+            events.extend(feed(&mut t, 120..200, cards_at));
             let late_arrival = events.iter().position(|e| matches!(e, TrackEventKind::Dealt { order: 4, .. }));
             let removed = events.iter().position(|e| matches!(e, TrackEventKind::Removed { .. }));
             (late_arrival.is_some(), removed.is_some_and(|r| late_arrival.is_some_and(|a| r < a)))
@@ -3008,9 +3008,9 @@ mod tests {
                 }
                 cards
             };
-            let mut events = feed(&mut t, 0..151, &cards_at);
+            let mut events = feed(&mut t, 0..151, cards_at);
             assert_eq!(t.phase(), RoundPhase::Decisions, "{way:?}: the deal is over");
-            events.extend(feed(&mut t, 151..touched + 80, &cards_at));
+            events.extend(feed(&mut t, 151..touched + 80, cards_at));
             events
         };
         let seat3 = TableZone::Seat(3);
