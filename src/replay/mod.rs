@@ -366,6 +366,20 @@ pub fn run(
 ) -> Result<PipelineReport, ReplayError> {
     let mut source = session.source()?;
     let mut sink = sink;
+    // As `tablecam run` did: with the recording's reference image if the live run had one.
+    let reference = match &session.presence_reference {
+        Some(p) => {
+            let image = opencv::imgcodecs::imread(&*p.to_string_lossy(), opencv::imgcodecs::IMREAD_COLOR)
+                .ok()
+                .filter(|m| !opencv::prelude::MatTraitConst::empty(m))
+                .ok_or_else(|| ReplayError::Io {
+                    path: p.clone(),
+                    source: std::io::Error::new(std::io::ErrorKind::InvalidData, "not a readable image"),
+                })?;
+            Some(image)
+        }
+        None => None,
+    };
     if let Some(dir) = &options.record_to {
         let journal = PathBuf::from(JOURNAL_DIR).join(format!("{}.jsonl", session.table_id));
         let manifest = RecordingManifest {
@@ -382,22 +396,13 @@ pub fn run(
             deck_enrolled: session.deck_enrolled,
         };
         let recorder = Recorder::create(dir, &manifest, &session.calibration_json, options.recording.clone())?;
-        if let Some(p) = &session.presence_reference {
-            let from = p.clone();
+        if let (Some(from), Some(image)) = (&session.presence_reference, &reference) {
             let to = dir.join(PRESENCE_REFERENCE_FILE);
             if from.extension().is_some_and(|e| e.eq_ignore_ascii_case("png")) {
-                std::fs::copy(&from, &to).map_err(|source| ReplayError::Io { path: from, source })?;
+                std::fs::copy(from, &to).map_err(|source| ReplayError::Io { path: from.clone(), source })?;
             } else {
                 // A simulator session's empty table is a JPEG: the recording keeps PNG.
-                let unreadable = |what: &str| ReplayError::Io {
-                    path: from.clone(),
-                    source: std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string()),
-                };
-                let image = opencv::imgcodecs::imread(&*from.to_string_lossy(), opencv::imgcodecs::IMREAD_COLOR)
-                    .ok()
-                    .filter(|m| !opencv::prelude::MatTraitConst::empty(m))
-                    .ok_or_else(|| unreadable("not a readable image"))?;
-                let written = opencv::imgcodecs::imwrite(&*to.to_string_lossy(), &image, &opencv::core::Vector::new())
+                let written = opencv::imgcodecs::imwrite(&*to.to_string_lossy(), image, &opencv::core::Vector::new())
                     .unwrap_or(false);
                 if !written {
                     return Err(ReplayError::Io {
@@ -424,20 +429,6 @@ pub fn run(
         geometry: &geometry,
         deck_enrolled: session.deck_enrolled,
     })?;
-    // As `tablecam run` did: with the recording's reference image if the live run had one.
-    let reference = match &session.presence_reference {
-        Some(p) => {
-            let image = opencv::imgcodecs::imread(&*p.to_string_lossy(), opencv::imgcodecs::IMREAD_COLOR)
-                .ok()
-                .filter(|m| !opencv::prelude::MatTraitConst::empty(m))
-                .ok_or_else(|| ReplayError::Io {
-                    path: p.clone(),
-                    source: std::io::Error::new(std::io::ErrorKind::InvalidData, "not a readable PNG"),
-                })?;
-            Some(image)
-        }
-        None => None,
-    };
     let presence = match &reference {
         Some(image) => PresenceDetector::new(&geometry, image, PresenceConfig::default()),
         None => PresenceDetector::without_reference(&geometry, PresenceConfig::default()),
