@@ -477,6 +477,13 @@ impl Track {
     fn speed(&self) -> f64 {
         self.vel[0].hypot(self.vel[1])
     }
+    /// The hand a card brought in from off the table slowed down hard in: to at most
+    /// [`TOUCH_DOWN_DIP`] of its flight's fastest step.
+    fn hard_dip_in_hand(&self) -> Option<TableZone> {
+        self.dip
+            .filter(|&(z, ds)| matches!(z, TableZone::Seat(_)) && ds <= TOUCH_DOWN_DIP * self.peak_step)
+            .map(|(z, _)| z)
+    }
     fn predicted(&self) -> Point {
         if self.missed <= 2 {
             Point::new(self.pos.x + self.vel[0], self.pos.y + self.vel[1])
@@ -1123,17 +1130,14 @@ impl Tracker {
                 t.confirmed
                     && t.missed > self.opts.lost_moving_frames
                     && t.zone.is_none()
-                    && self.zone_of(t.born).is_none()
-                    && t.dip.is_some_and(|(z, ds)| {
-                        matches!(z, TableZone::Seat(_))
-                            && ds <= TOUCH_DOWN_DIP * t.peak_step
-                            && self.zone_of(t.pos) == Some(z)
-                    })
+                    && self.born_off_table(t)
+                    && t.hard_dip_in_hand().is_some_and(|z| self.zone_of(t.pos) == Some(z))
             })
             .collect();
         for ti in put_unseen {
             let t = &mut self.tracks[ti];
-            t.candidate = t.dip.take().map(|(z, _)| z);
+            t.candidate = t.hard_dip_in_hand();
+            t.dip = None;
             activity |= self.on_settled(ti, frame, &mut out);
         }
 
@@ -1368,7 +1372,7 @@ impl Tracker {
         let touch_down = matches!(self.phase, RoundPhase::Decisions | RoundPhase::Reveal)
             && !self.near_shoe(self.tracks[ti].born)
             && extra.is_none();
-        let born_off_table = self.zone_of(self.tracks[ti].born).is_none();
+        let born_off_table = self.born_off_table(&self.tracks[ti]);
         let t = &mut self.tracks[ti];
         let mut changes = TrackChanges::default();
         let step = [p.x - t.pos.x, p.y - t.pos.y];
@@ -1463,10 +1467,8 @@ impl Tracker {
                         // (the arm over it as it touched down, then the hand gathered at once):
                         // its slowest step seen there is already a gathering step, which the
                         // rise above cannot double (stud card_swapped seed 24).
-                        let dropped_in = born_off_table
-                            && zone_here == Some(TableZone::Discard)
-                            && matches!(z, TableZone::Seat(_))
-                            && ds <= TOUCH_DOWN_DIP * t.peak_step;
+                        let dropped_in =
+                            born_off_table && zone_here == Some(TableZone::Discard) && t.hard_dip_in_hand().is_some();
                         if step_speed >= TOUCH_DOWN_RISE * ds || dropped_in {
                             t.dip = None;
                             t.candidate = Some(z);
@@ -2086,6 +2088,11 @@ impl Tracker {
 
     /// Whether a point is where cards come from: near the shoe, or anywhere
     /// when the table has no shoe zone.
+    /// Whether a track was first seen outside every zone (brought in from off the table).
+    fn born_off_table(&self, t: &Track) -> bool {
+        self.zone_of(t.born).is_none()
+    }
+
     fn near_shoe(&self, p: Point) -> bool {
         match self.shoe {
             Some(c) => c.dist(p) < SHOE_RADIUS_MM,
@@ -2144,16 +2151,19 @@ mod tests {
         Point::new(hand.x + (i as f64 - 1.0) * 0.55 * cw, hand.y)
     }
 
+    /// A card face down at frame `n` (≥ `from`) that slides in from frame `from` over 15 frames,
+    /// 15 mm a frame, then rests at `p`.
+    fn slid_in(g: &TableGeometry, p: Point, from: u64, n: u64) -> CardObservation {
+        let k = (n - from).min(15) as f64;
+        back_at(g, Point::new(p.x, p.y + 15.0 * (15.0 - k)))
+    }
+
     /// The first `cards` cards of seat `seat`'s hand at frame `n`, face down: card `i` slides
-    /// in from frame 20 `i` over 15 frames, then rests at [`hand_spot`].
+    /// in from frame 20 `i` ([`slid_in`]) to rest at [`hand_spot`].
     fn sliding_hand(g: &TableGeometry, seat: u8, cards: usize, n: u64) -> Vec<CardObservation> {
         (0..cards)
             .filter(|&i| n >= 20 * i as u64)
-            .map(|i| {
-                let k = (n - 20 * i as u64).min(15) as f64;
-                let p = hand_spot(g, seat, i);
-                back_at(g, Point::new(p.x, p.y + 15.0 * (15.0 - k)))
-            })
+            .map(|i| slid_in(g, hand_spot(g, seat, i), 20 * i as u64, n))
             .collect()
     }
 
@@ -2826,11 +2836,7 @@ mod tests {
             cards.extend((0..dealer_cards).map(|i| (25 * (seat_cards + i), spot(dealer, i))));
             let rest = 25 * (seat_cards + dealer_cards - 1) + 15;
             let decisions = first_decisions(&mut t, rest + 60, |n| {
-                cards
-                    .iter()
-                    .filter(|&&(from, _)| n >= from)
-                    .map(|&(from, p)| back_at(&g, Point::new(p.x, p.y + 15.0 * (15.0 - (n - from).min(15) as f64))))
-                    .collect()
+                cards.iter().filter(|&&(from, _)| n >= from).map(|&(from, p)| slid_in(&g, p, from, n)).collect()
             });
             (decisions, rest)
         };
@@ -2897,7 +2903,7 @@ mod tests {
                 cards
                     .iter()
                     .filter(|&&(from, _, unseen)| n >= from && unseen.map_or(true, |u| n < u))
-                    .map(|&(from, p, _)| back_at(&g, Point::new(p.x, p.y + 15.0 * (15.0 - (n - from).min(15) as f64))))
+                    .map(|&(from, p, _)| slid_in(&g, p, from, n))
                     .collect()
             };
             let mut events = feed(&mut t, 0..120, cards_at);
@@ -3046,7 +3052,7 @@ mod tests {
                     .iter()
                     .filter(|&&(from, _, _)| n >= from)
                     .map(|&(from, p, up)| {
-                        let b = back_at(&g, Point::new(p.x, p.y + 15.0 * (15.0 - (n - from).min(15) as f64)));
+                        let b = slid_in(&g, p, from, n);
                         if up {
                             CardObservation { face: ObservedFace::Unknown, face_up: true, ..b }
                         } else {
