@@ -506,31 +506,56 @@ impl PlaneFinder {
             }
             Ok(f64::from(lab.at_2d::<core::Vec3b>(yi, xi).map_err(cv("lab"))?[0]))
         };
-        // per position: the step 7 of 9 samples make, of any sign and the same way
-        let (mut any_way, mut same_way) = (vec![0.0f64; n], vec![0.0f64; n]);
-        for i in 0..n {
-            let t = i as f64 - long / 2.0;
-            let mut steps = [0.0f64; 9];
-            for (j, st) in steps.iter_mut().enumerate() {
-                let sv = (j as f64 / 8.0 - 0.5) * 0.7 * short;
-                let (x, y) = (c.0 + u.0 * t + v.0 * sv, c.1 + u.1 * t + v.1 * sv);
-                *st = l_at(x + u.0, y + u.1)? - l_at(x - u.0, y - u.1)?;
+        // Lightness along each of 9 lines spread across the shape, TEXTURE_MAX_PERIOD + 1
+        // positions beyond both ends so that a step can be taken between windows at any place.
+        let pad = TEXTURE_MAX_PERIOD + 1;
+        let mut lines = [(); 9].map(|_| Vec::with_capacity(n + 2 * pad));
+        for (j, line) in lines.iter_mut().enumerate() {
+            let sv = (j as f64 / 8.0 - 0.5) * 0.7 * short;
+            for m in 0..n + 2 * pad {
+                let t = m as f64 - pad as f64 - long / 2.0;
+                line.push(l_at(c.0 + u.0 * t + v.0 * sv, c.1 + u.1 * t + v.1 * sv)?);
             }
-            let mut size = steps.map(f64::abs);
-            size.sort_by(f64::total_cmp);
-            any_way[i] = size[2];
-            steps.sort_by(f64::total_cmp);
-            same_way[i] = steps[2].max(-steps[6]).max(0.0);
         }
-        // A back printed with a fine pattern (a checker, a lattice) steps at nearly every
-        // position, its lines as straight across the shape as a card's edge: there only steps
-        // that go the same way all across count (a card's edge steps onto its border or into
-        // its shadow all along). Elsewhere any step does: a white edge on white stock is faint,
-        // and pips and indexes under it flip a few samples' sign.
+        // per position: the step 7 of 9 samples make between the `k` positions after it and the
+        // `k` before it, of any sign and the same way
+        let profiles = |k: usize| {
+            let (mut any_way, mut same_way) = (vec![0.0f64; n], vec![0.0f64; n]);
+            for i in 0..n {
+                let m = i + pad;
+                let mut steps = [0.0f64; 9];
+                for (st, line) in steps.iter_mut().zip(&lines) {
+                    let after: f64 = line[m + 1..=m + k].iter().sum();
+                    let before: f64 = line[m - k..m].iter().sum();
+                    *st = (after - before) / k as f64;
+                }
+                let mut size = steps.map(f64::abs);
+                size.sort_by(f64::total_cmp);
+                any_way[i] = size[2];
+                steps.sort_by(f64::total_cmp);
+                same_way[i] = steps[2].max(-steps[6]).max(0.0);
+            }
+            (any_way, same_way)
+        };
+        let (any_way, same_way) = profiles(1);
+        // A back printed with a fine pattern (a checker, a lattice, rows of dots) steps at nearly
+        // every position, its lines as straight across the shape as a card's edge: there only
+        // steps that go the same way all across count (a card's edge steps onto its border or
+        // into its shadow all along), each taken between windows one period of the pattern
+        // long, whose means the pattern does not change (a dotted back's rows step as strongly
+        // as a card's edge from pixel to pixel). Elsewhere any step does: a white edge on white
+        // stock is faint, and pips and indexes under it flip a few samples' sign.
         let mut sorted = any_way.clone();
         sorted.sort_by(f64::total_cmp);
         let textured = sorted.get(n / 2).is_some_and(|m| *m >= MIN_EDGE_STEP);
-        Ok(if textured { same_way } else { any_way })
+        if !textured {
+            return Ok(any_way);
+        }
+        let period = texture_period(&lines, pad, n);
+        if self.debug_dir.is_some() {
+            eprintln!("textured row at {c:?}: pattern period {period}");
+        }
+        Ok(if period > 1 { profiles(period).1 } else { same_way })
     }
 
     /// Where the felt shows through a row (plane pixels from its start, end exclusive): runs of
@@ -724,6 +749,55 @@ const ROW_BORDER: f64 = 0.3;
 /// Closest spacing of a row's cards, share of a card's width: dealers spread a hand so that
 /// every index shows, and a tighter comb fits any card's printed border.
 const ROW_MIN_SPACING: f64 = 0.45;
+
+/// Longest period (plane pixels) of a back's printed pattern that [`texture_period`] looks for.
+const TEXTURE_MAX_PERIOD: usize = 12;
+/// Least self-correlation of a back's printed pattern at its period (and least negative one
+/// half a period on). The edges of the cards the pattern lies on weaken it: a dotted back
+/// under two card edges measured 0.22.
+const TEXTURE_MIN_CORRELATION: f64 = 0.15;
+
+/// The period of the pattern printed along `lines` (positions `pad..pad + n`): the lag, from 3
+/// to [`TEXTURE_MAX_PERIOD`], at which the mean line over the shape's middle (its ends are card
+/// against felt), less its moving mean over 2 × [`TEXTURE_MAX_PERIOD`] + 1 positions, best
+/// correlates with itself, at least [`TEXTURE_MIN_CORRELATION`], while half that lag
+/// correlates at most its negative and no divisor of it correlates; 1 where no lag does (no
+/// regular pattern).
+fn texture_period(lines: &[Vec<f64>], pad: usize, n: usize) -> usize {
+    let half = TEXTURE_MAX_PERIOD;
+    if n < 6 * half {
+        return 1;
+    }
+    let mean: Vec<f64> =
+        (0..lines[0].len()).map(|m| lines.iter().map(|l| l[m]).sum::<f64>() / lines.len() as f64).collect();
+    let middle = pad + n / 8..pad + n - n / 8;
+    let detrended: Vec<f64> = middle
+        .clone()
+        .map(|m| {
+            let (a, b) = (m.saturating_sub(half), (m + half + 1).min(mean.len()));
+            mean[m] - mean[a..b].iter().sum::<f64>() / (b - a) as f64
+        })
+        .collect();
+    let energy: f64 = detrended.iter().map(|x| x * x).sum();
+    if energy <= 0.0 {
+        return 1;
+    }
+    let correlation = |lag: usize| {
+        let c: f64 = detrended.iter().zip(&detrended[lag..]).map(|(a, b)| a * b).sum();
+        c / energy * detrended.len() as f64 / (detrended.len() - lag) as f64
+    };
+    // A pattern correlates at its period and against itself half a period on; a smooth line
+    // correlates at short lags too, but never negatively at half of them. A finer pattern
+    // correlates at the multiples of its period as well: a lag is a period only if none of its
+    // divisors is one (a two-pixel flicker is no pattern of 6).
+    let repeats = |lag: usize| correlation(lag) >= TEXTURE_MIN_CORRELATION;
+    (3..=TEXTURE_MAX_PERIOD)
+        .filter(|&lag| (2..lag).all(|d| lag % d != 0 || !repeats(d)))
+        .map(|lag| (lag, correlation(lag)))
+        .filter(|&(lag, c)| c >= TEXTURE_MIN_CORRELATION && correlation(lag.div_ceil(2)) <= -TEXTURE_MIN_CORRELATION)
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map_or(1, |(lag, _)| lag)
+}
 
 /// [`fit_row`] for a row the felt shows through at `gaps` (see [`PlaneFinder::felt_gaps`]):
 /// each part between gaps is one card when it is about a card wide, else a row of its own
@@ -1042,6 +1116,88 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(polygon_iou(&found[0].quad, &quad) >= 0.8, "{found:?}");
         assert!(!found[0].face_up, "{found:?}");
+    }
+
+    /// Three backs printed with rows of dots (a pitch of 8 mm, as kde and aisleriot decks print
+    /// them), each on the previous one's shadow: every row of dots steps as strongly as a card's
+    /// edge from one pixel to the next, and a comb of four cards fitted the dots (a Fortune
+    /// hand without a bet, aisleriot-simplistic: four cards, then a false removal).
+    #[test]
+    fn a_row_of_dotted_backs_is_counted_by_its_card_edges_not_by_its_rows_of_dots() {
+        let g = geometry();
+        let (w, h) = (g.calibration.image_width as i32, g.calibration.image_height as i32);
+        let felt = Scalar::new(120.0, 50.0, 20.0, 0.0);
+        let empty = Mat::new_rows_cols_with_default(h, w, core::CV_8UC3, felt).unwrap();
+        let mut finder = PlaneFinder::new(&g).unwrap();
+        finder.set_reference(&empty).unwrap();
+        let [cw, ch] = g.calibration.card_size_mm;
+        for seat in [3u8, 7] {
+            let ((ax, ay), angle, centre) = seat_row(&g, seat);
+            let mut img = empty.try_clone().unwrap();
+            let to_px = |p: Point| {
+                let q = g.table_to_image(p).unwrap();
+                CvPoint::new(q.x.round() as i32, q.y.round() as i32)
+            };
+            let mut truth = Vec::new();
+            for i in 0..3 {
+                let t = (f64::from(i) - 1.0) * 0.7 * cw;
+                let c = Point::new(centre.x + t * ax, centre.y + t * ay);
+                if i > 0 {
+                    // the shadow this card casts on the previous one, just past its edge
+                    let s = Point::new(c.x - 2.5 * ax, c.y - 2.5 * ay);
+                    draw_card_bordered(&mut img, &g, s, angle, [150.0, 150.0, 150.0], 150.0, 1);
+                }
+                truth.push(draw_card_bordered(&mut img, &g, c, angle, [235.0, 235.0, 235.0], 250.0, 1));
+                // rows of blue dots inside a 5 mm white border, across the card's width
+                let (ux, uy) = (ax, ay);
+                let (vx, vy) = (-ay, ax);
+                let mut a = -cw / 2.0 + 5.0;
+                while a <= cw / 2.0 - 5.0 {
+                    let mut b = -ch / 2.0 + 5.0;
+                    while b <= ch / 2.0 - 5.0 {
+                        let p = Point::new(c.x + a * ux + b * vx, c.y + a * uy + b * vy);
+                        imgproc::circle(
+                            &mut img,
+                            to_px(p),
+                            2,
+                            Scalar::new(200.0, 120.0, 90.0, 0.0),
+                            -1,
+                            imgproc::LINE_8,
+                            0,
+                        )
+                        .unwrap();
+                        b += 4.0;
+                    }
+                    a += 8.0;
+                }
+            }
+            let found = finder.find(&img).unwrap();
+            assert_found(&found, &truth, &format!("seat {seat}: three dotted backs"));
+        }
+    }
+
+    /// A back's printed pattern has a period; a smooth line, a face's scattered pips and a
+    /// two-pixel flicker (blur, compression) have none.
+    #[test]
+    fn a_printed_pattern_has_a_period_and_a_face_has_none() {
+        let (n, pad) = (120usize, TEXTURE_MAX_PERIOD + 1);
+        let lines_of = |f: &dyn Fn(usize) -> f64| -> Vec<Vec<f64>> {
+            (0..9).map(|j| (0..n + 2 * pad).map(|m| f(m) + j as f64 * 0.1).collect()).collect()
+        };
+        // rows of dots every 6 px, under two card edges (a white band, then a shadow)
+        let edge = |m: usize| match m % 40 {
+            0..=2 => 40.0,
+            3..=6 => -45.0,
+            _ => 0.0,
+        };
+        let dots = lines_of(&|m| 200.0 + if m % 6 < 2 { -30.0 } else { 0.0 } + edge(m));
+        assert_eq!(texture_period(&dots, pad, n), 6);
+        let smooth = lines_of(&|m| 100.0 + m as f64 * 0.8 + edge(m));
+        assert_eq!(texture_period(&smooth, pad, n), 1);
+        let pips = lines_of(&|m| if [21, 22, 23, 57, 58, 90, 91, 92, 93].contains(&m) { 90.0 } else { 230.0 });
+        assert_eq!(texture_period(&pips, pad, n), 1);
+        let flicker = lines_of(&|m| 200.0 + if m % 2 == 0 { 8.0 } else { 0.0 });
+        assert_eq!(texture_period(&flicker, pad, n), 1);
     }
 
     /// The profile of a row of backs: a step at each visible edge, then the back's busy printed
