@@ -74,11 +74,17 @@ fn details(body: &EventBody) -> String {
         EventBody::CardTurned { track, zone, face_up, card: c } => {
             format!("card #{track} in {zone} turned face {}, {}", if *face_up { "up" } else { "down" }, card(c))
         }
-        EventBody::CardIdentified { track, zone, card: c, previous } => format!(
+        EventBody::CardIdentified { track, zone, card: c, previous, corrects } => format!(
             "card #{track}{} identified as {}{}",
             zone.map(|z| format!(" in {z}")).unwrap_or_default(),
             c.code(),
-            previous.map(|p| format!(" (was {})", p.code())).unwrap_or_default()
+            previous
+                .map(|p| if *corrects {
+                    format!(" (corrects a misread: {})", p.code())
+                } else {
+                    format!(" (was {})", p.code())
+                })
+                .unwrap_or_default()
         ),
         EventBody::CardMoved { track, from, to } => format!("card #{track} moved {from} → {to}"),
         EventBody::CardRemoved { track, from, card: c } => format!(

@@ -386,6 +386,8 @@ pub enum EventBody {
         card: Card,
         /// The identity confirmed before, if it changed.
         previous: Option<Card>,
+        /// The change corrects a misread (`previous` rested on a few reads), not a swap.
+        corrects: bool,
     },
     /// `card.moved`: a card left one zone and settled in another.
     CardMoved {
@@ -484,8 +486,13 @@ impl EventBody {
             EventBody::CardTurned { track, zone, face_up, card } => {
                 json!({"track": track, "zone": zone, "face_up": face_up, "card": card})
             }
-            EventBody::CardIdentified { track, zone, card, previous } => {
-                json!({"track": track, "zone": zone, "card": card, "previous": previous})
+            EventBody::CardIdentified { track, zone, card, previous, corrects } => {
+                let mut body = json!({"track": track, "zone": zone, "card": card, "previous": previous});
+                // only when true: streams and journals without corrections read as before
+                if *corrects {
+                    body["corrects"] = json!(true);
+                }
+                body
             }
             EventBody::CardMoved { track, from, to } => json!({"track": track, "from": from, "to": to}),
             EventBody::CardRemoved { track, from, card } => json!({"track": track, "from": from, "card": card}),
@@ -530,6 +537,8 @@ impl EventBody {
             zone: Option<TableZone>,
             card: Card,
             previous: Option<Card>,
+            #[serde(default)]
+            corrects: bool,
         }
         #[derive(Deserialize)]
         #[serde(deny_unknown_fields)]
@@ -579,7 +588,13 @@ impl EventBody {
             }
             "card.identified" => {
                 let b: Identified = serde_json::from_value(v).map_err(e)?;
-                EventBody::CardIdentified { track: b.track, zone: b.zone, card: b.card, previous: b.previous }
+                EventBody::CardIdentified {
+                    track: b.track,
+                    zone: b.zone,
+                    card: b.card,
+                    previous: b.previous,
+                    corrects: b.corrects,
+                }
             }
             "card.moved" => {
                 let b: Moved = serde_json::from_value(v).map_err(e)?;

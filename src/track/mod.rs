@@ -315,6 +315,9 @@ pub enum TrackEventKind {
         card: Card,
         /// The identity confirmed before, if it changed.
         previous: Option<Card>,
+        /// The change corrects a misread: `previous` rested on fewer than
+        /// [`FIRM_IDENTITY_VOTES`] reads before the reads settled on `card`.
+        corrects: bool,
     },
     /// A card left one zone and settled in another (the discard rack included).
     Moved {
@@ -368,6 +371,13 @@ struct IdentityVotes {
 }
 
 impl IdentityVotes {
+    /// How many reads back `card`: its confident named reads, or its sure readings where it
+    /// was confirmed from those (an enrolled deck).
+    fn support(&self, card: Card) -> u32 {
+        let named = self.named.get(&card).copied().unwrap_or(0);
+        named.max(self.sure.get(&card).copied().unwrap_or(0))
+    }
+
     fn clear(&mut self) {
         self.named.clear();
         self.readings.clear();
@@ -585,6 +595,13 @@ const TWIN_READ_SHARE: f64 = 0.45;
 /// hand's neighbours lie a third to half a card apart, so a second copy dealt into the same hand
 /// is taken for such a crop when it lands within this distance (a limit: docs/pipeline.md).
 const TWIN_IDENTITY_SHARE: f64 = 1.0;
+
+/// Reads an identity needs behind it before another identity replacing it is a changed card
+/// (a swap) rather than a misread corrected: twice the votes that confirm one. Stud seed 7's
+/// dealer 5♥ track read 5♥ four times while it lay on the 5♥, then, its neighbour's 8♠ under
+/// it after the plane finder swapped two pieces, 8♠ sixteen times: "the card read 5♥ now reads
+/// 8♠". A card exchanged in place has been read for as long as it lay there.
+pub const FIRM_IDENTITY_VOTES: u32 = 6;
 
 /// See [`COVER_SHARE`].
 const COVER_SLACK_FRAMES: u64 = 12;
@@ -998,7 +1015,7 @@ impl Tracker {
                             );
                         }
                     }
-                    if let Some((card, previous)) = changes.identified {
+                    if let Some((card, previous, corrects)) = changes.identified {
                         let t = &self.tracks[ti];
                         let twin = t.zone.and_then(|zone| {
                             self.near_in_zone(t.id, zone, t.pos, TWIN_IDENTITY_SHARE, |o| o.identity == Some(card))
@@ -1009,7 +1026,13 @@ impl Tracker {
                             // second copy. The reading is dropped and the track stays unread.
                             self.tracks[ti].identity = previous;
                         } else {
-                            out.push(TrackEventKind::Identified { track: t.id, zone: t.zone, card, previous });
+                            out.push(TrackEventKind::Identified {
+                                track: t.id,
+                                zone: t.zone,
+                                card,
+                                previous,
+                                corrects,
+                            });
                         }
                     }
                 }
@@ -1417,7 +1440,8 @@ impl Tracker {
         // Identity votes: face reads of a still, face-up card.
         if t.face_up && o.face_up && t.speed() <= opts.vote_max_speed_mm {
             if let Some(c) = t.votes.add(o, &opts).filter(|&c| t.identity != Some(c)) {
-                changes.identified = Some((c, t.identity));
+                let corrects = t.identity.is_some_and(|old| t.votes.support(old) < FIRM_IDENTITY_VOTES);
+                changes.identified = Some((c, t.identity, corrects));
                 t.identity = Some(c);
             }
         }
@@ -2116,7 +2140,7 @@ impl Tracker {
 struct TrackChanges {
     settled: bool,
     turned: Option<bool>,
-    identified: Option<(Card, Option<Card>)>,
+    identified: Option<(Card, Option<Card>, bool)>,
     left: Option<TableZone>,
 }
 
@@ -2271,6 +2295,36 @@ mod tests {
         assert_eq!(identified.len(), 1, "{identified:?}");
         assert_eq!(identified[0].1, card);
         assert_eq!(t.cards().iter().filter(|c| c.3 == Some(card)).count(), 1, "{:?}", t.cards());
+    }
+
+    /// A card read as another for a few frames, then steadily as itself, is a misread
+    /// corrected; read as itself for long, then as another, it changed (stud seed 7: a dealer
+    /// track read 5♥ four times, then its neighbour's 8♠ sixteen times, flagged as a swap).
+    #[test]
+    fn an_identity_outvoted_after_a_few_reads_is_corrected_and_one_read_long_is_changed() {
+        let g = tracker().1;
+        let (first, second): (Card, Card) = ("5H".parse().unwrap(), "8S".parse().unwrap());
+        // `before` confident reads of `first`, then `second` from then on, on a face-up card
+        // that slid into seat 3's hand
+        let run = |before: u64| {
+            let mut t = tracker().0;
+            let spot = hand_centre(&g, 3);
+            let events = feed(&mut t, 0..before + 120, |n| {
+                let read = if n < 15 + before { first } else { second };
+                vec![CardObservation { face: ObservedFace::Card(read), face_up: true, ..slid_in(&g, spot, 0, n) }]
+            });
+            events
+                .into_iter()
+                .filter_map(|e| match e {
+                    TrackEventKind::Identified { card, previous, corrects, .. } => Some((card, previous, corrects)),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        };
+        let thin = run(4);
+        assert_eq!(thin, vec![(first, None, false), (second, Some(first), true)], "{thin:?}");
+        let firm = run(20);
+        assert_eq!(firm, vec![(first, None, false), (second, Some(first), false)], "{firm:?}");
     }
 
     /// Identities from unsure readings (below the recognizer's threshold): only on an enrolled

@@ -416,13 +416,21 @@ impl Verifier {
                     self.turned_up_in_the_deal(*track, *zone, card.is_some(), frame, t, &mut out);
                 }
             }
-            TrackEventKind::Identified { track, zone, card, previous } => {
+            TrackEventKind::Identified { track, zone, card, previous, corrects } => {
                 out.push(self.event(
                     frame,
                     t,
-                    EventBody::CardIdentified { track: *track, zone: *zone, card: *card, previous: *previous },
+                    EventBody::CardIdentified {
+                        track: *track,
+                        zone: *zone,
+                        card: *card,
+                        previous: *previous,
+                        corrects: *corrects,
+                    },
                 ));
-                self.on_identified(*track, *card, *previous, frame, t, &mut out);
+                // a misread corrected is no swap: the card's identity is just the new one
+                let swapped_from = previous.filter(|_| !corrects);
+                self.on_identified(*track, *card, swapped_from, frame, t, &mut out);
             }
             TrackEventKind::Moved { track, from, to, .. } => {
                 out.push(self.event(frame, t, EventBody::CardMoved { track: *track, from: *from, to: *to }));
@@ -1488,6 +1496,58 @@ mod tests {
         assert_eq!(stud_flags(&events, 60), vec![], "a card in passage to the rack");
     }
 
+    /// A card's identity replaced after a few reads corrects a misread: no swap (stud seed 7's
+    /// dealer track, 5♥ four reads, then 8♠). Replaced after many, it is one.
+    #[test]
+    fn a_misread_corrected_is_no_swapped_card() {
+        let chips = vec![SpotPresence { seat: 1, bet: BetKind::Ante }];
+        let (five, eight): (Card, Card) = ("5H".parse().unwrap(), "8S".parse().unwrap());
+        let identified = |card, previous, corrects| TrackEventKind::Identified {
+            track: 2,
+            zone: Some(TableZone::Dealer),
+            card,
+            previous,
+            corrects,
+        };
+        let events = |corrects| {
+            vec![
+                (1, TrackEventKind::RoundStarted { chips: chips.clone(), by_hint: false }),
+                (
+                    1,
+                    TrackEventKind::Phase {
+                        from: RoundPhase::WaitingForBets,
+                        to: RoundPhase::Dealing,
+                        reason: "test".into(),
+                        chips: chips.clone(),
+                    },
+                ),
+                (
+                    2,
+                    TrackEventKind::Dealt {
+                        track: 2,
+                        zone: TableZone::Dealer,
+                        order: 1,
+                        face_up: true,
+                        card: None,
+                        phase: RoundPhase::Dealing,
+                    },
+                ),
+                (5, identified(five, None, false)),
+                (20, identified(eight, Some(five), corrects)),
+            ]
+        };
+        // (the dealer's card dealt first and face up raises its own flags here)
+        let swaps = |corrects| -> Vec<u64> {
+            stud_flags(&events(corrects), 40)
+                .into_iter()
+                .filter(|(_, f)| f.irregularity == IrregularityKind::CardSwapped)
+                .map(|(frame, _)| frame)
+                .collect()
+        };
+        assert_eq!(swaps(true), Vec::<u64>::new(), "a misread corrected");
+        assert_eq!(swaps(false), vec![20], "a card changed");
+    }
+
     /// Stud seed 7 (an unseen back design): seat 2's first card, face down, was seen "turned
     /// up" as its second card landed on it, flickered, and stayed so: two exposure flags and a
     /// void round. A card turned up with no card landing beside it is still an exposure.
@@ -1538,7 +1598,13 @@ mod tests {
         let ace: Card = "AS".parse().unwrap();
         under.push((
             50,
-            TrackEventKind::Identified { track: 2, zone: Some(TableZone::Seat(2)), card: ace, previous: None },
+            TrackEventKind::Identified {
+                track: 2,
+                zone: Some(TableZone::Seat(2)),
+                card: ace,
+                previous: None,
+                corrects: false,
+            },
         ));
         let flags = run(&under);
         assert_eq!(flags.len(), 1, "{flags:?}");
