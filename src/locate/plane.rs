@@ -1101,17 +1101,23 @@ mod tests {
         assert!(e.contains("640×360") && e.contains("tablecam presence reference"), "{e}");
     }
 
+    /// A table of felt colour `felt` (BGR) with nothing on it, and a finder that has it as its
+    /// empty table.
+    fn empty_table(g: &TableGeometry, felt: Scalar) -> (Mat, PlaneFinder) {
+        let (w, h) = (g.calibration.image_width as i32, g.calibration.image_height as i32);
+        let empty = Mat::new_rows_cols_with_default(h, w, core::CV_8UC3, felt).unwrap();
+        let mut finder = PlaneFinder::new(g).unwrap();
+        finder.set_reference(&empty).unwrap();
+        (empty, finder)
+    }
+
     #[test]
     fn a_back_of_the_felts_colour_is_found_by_its_light_border() {
         let g = geometry();
-        let (w, h) = (g.calibration.image_width as i32, g.calibration.image_height as i32);
-        let felt = Scalar::new(40.0, 40.0, 150.0, 0.0);
-        let empty = Mat::new_rows_cols_with_default(h, w, core::CV_8UC3, felt).unwrap();
+        let (empty, finder) = empty_table(&g, Scalar::new(40.0, 40.0, 150.0, 0.0));
         let mut frame = empty.try_clone().unwrap();
         // a red back on red felt: only its thin white border differs from the empty table
         let quad = draw_card_bordered(&mut frame, &g, Point::new(-150.0, 500.0), 0.4, [44.0, 42.0, 156.0], 235.0, 2);
-        let mut finder = PlaneFinder::new(&g).unwrap();
-        finder.set_reference(&empty).unwrap();
         let found = finder.find(&frame).unwrap();
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(polygon_iou(&found[0].quad, &quad) >= 0.8, "{found:?}");
@@ -1125,11 +1131,7 @@ mod tests {
     #[test]
     fn a_row_of_dotted_backs_is_counted_by_its_card_edges_not_by_its_rows_of_dots() {
         let g = geometry();
-        let (w, h) = (g.calibration.image_width as i32, g.calibration.image_height as i32);
-        let felt = Scalar::new(120.0, 50.0, 20.0, 0.0);
-        let empty = Mat::new_rows_cols_with_default(h, w, core::CV_8UC3, felt).unwrap();
-        let mut finder = PlaneFinder::new(&g).unwrap();
-        finder.set_reference(&empty).unwrap();
+        let (empty, finder) = empty_table(&g, Scalar::new(120.0, 50.0, 20.0, 0.0));
         let [cw, ch] = g.calibration.card_size_mm;
         for seat in [3u8, 7] {
             let ((ax, ay), angle, centre) = seat_row(&g, seat);
