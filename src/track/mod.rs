@@ -597,10 +597,10 @@ const TWIN_READ_SHARE: f64 = 0.45;
 const TWIN_IDENTITY_SHARE: f64 = 1.0;
 
 /// Reads an identity needs behind it before another identity replacing it is a changed card
-/// (a swap) rather than a misread corrected: twice the votes that confirm one. Stud seed 7's
-/// dealer 5♥ track read 5♥ four times while it lay on the 5♥, then, its neighbour's 8♠ under
-/// it after the plane finder swapped two pieces, 8♠ sixteen times: "the card read 5♥ now reads
-/// 8♠". A card exchanged in place has been read for as long as it lay there.
+/// (a swap) rather than a misread corrected: twice the votes that confirm one. A stud seed 7
+/// dealer track among pieces of a hand that the plane finder measured unsteadily read 5♥ four
+/// times, then its neighbour's 8♠ sixteen times: "the card read 5♥ now reads 8♠". A card
+/// exchanged in place has been read for as long as it lay there.
 pub const FIRM_IDENTITY_VOTES: u32 = 6;
 
 /// See [`COVER_SHARE`].
