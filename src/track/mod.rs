@@ -316,7 +316,7 @@ pub enum TrackEventKind {
         /// The identity confirmed before, if it changed.
         previous: Option<Card>,
         /// The change corrects a misread: `previous` rested on fewer than
-        /// [`FIRM_IDENTITY_VOTES`] reads before the reads settled on `card`.
+        /// [`FIRM_IDENTITY_SHARE`] × `identity_votes` reads before the reads settled on `card`.
         corrects: bool,
     },
     /// A card left one zone and settled in another (the discard rack included).
@@ -596,12 +596,13 @@ const TWIN_READ_SHARE: f64 = 0.45;
 /// is taken for such a crop when it lands within this distance (a limit: docs/pipeline.md).
 const TWIN_IDENTITY_SHARE: f64 = 1.0;
 
-/// Reads an identity needs behind it before another identity replacing it is a changed card
-/// (a swap) rather than a misread corrected: twice the votes that confirm one. A stud seed 7
-/// dealer track among pieces of a hand that the plane finder measured unsteadily read 5♥ four
-/// times, then its neighbour's 8♠ sixteen times: "the card read 5♥ now reads 8♠". A card
-/// exchanged in place has been read for as long as it lay there.
-pub const FIRM_IDENTITY_VOTES: u32 = 6;
+/// Reads an identity needs behind it, in multiples of the votes that confirm one
+/// ([`TrackerOptions::identity_votes`], 3 by default), before another identity replacing it is
+/// a changed card (a swap) rather than a misread corrected. A stud seed 7 dealer track among
+/// pieces of a hand that the plane finder measured unsteadily read 5♥ four times, then its
+/// neighbour's 8♠ sixteen times: "the card read 5♥ now reads 8♠". A card exchanged in place has
+/// been read for as long as it lay there.
+pub const FIRM_IDENTITY_SHARE: u32 = 2;
 
 /// See [`COVER_SHARE`].
 const COVER_SLACK_FRAMES: u64 = 12;
@@ -1440,7 +1441,8 @@ impl Tracker {
         // Identity votes: face reads of a still, face-up card.
         if t.face_up && o.face_up && t.speed() <= opts.vote_max_speed_mm {
             if let Some(c) = t.votes.add(o, &opts).filter(|&c| t.identity != Some(c)) {
-                let corrects = t.identity.is_some_and(|old| t.votes.support(old) < FIRM_IDENTITY_VOTES);
+                let firm = FIRM_IDENTITY_SHARE * opts.identity_votes;
+                let corrects = t.identity.is_some_and(|old| t.votes.support(old) < firm);
                 changes.identified = Some((c, t.identity, corrects));
                 t.identity = Some(c);
             }
