@@ -772,7 +772,6 @@ fn texture_period(lines: &[Vec<f64>], pad: usize, n: usize) -> usize {
         (0..lines[0].len()).map(|m| lines.iter().map(|l| l[m]).sum::<f64>() / lines.len() as f64).collect();
     let middle = pad + n / 8..pad + n - n / 8;
     let detrended: Vec<f64> = middle
-        .clone()
         .map(|m| {
             let (a, b) = (m.saturating_sub(half), (m + half + 1).min(mean.len()));
             mean[m] - mean[a..b].iter().sum::<f64>() / (b - a) as f64
@@ -782,21 +781,23 @@ fn texture_period(lines: &[Vec<f64>], pad: usize, n: usize) -> usize {
     if energy <= 0.0 {
         return 1;
     }
-    let correlation = |lag: usize| {
-        let c: f64 = detrended.iter().zip(&detrended[lag..]).map(|(a, b)| a * b).sum();
-        c / energy * detrended.len() as f64 / (detrended.len() - lag) as f64
-    };
+    // the self-correlation at each lag (index), up to TEXTURE_MAX_PERIOD
+    let correlation: Vec<f64> = (0..=TEXTURE_MAX_PERIOD)
+        .map(|lag| {
+            let c: f64 = detrended.iter().zip(&detrended[lag..]).map(|(a, b)| a * b).sum();
+            c / energy * detrended.len() as f64 / (detrended.len() - lag) as f64
+        })
+        .collect();
     // A pattern correlates at its period and against itself half a period on; a smooth line
     // correlates at short lags too, but never negatively at half of them. A finer pattern
     // correlates at the multiples of its period as well: a lag is a period only if none of its
     // divisors is one (a two-pixel flicker is no pattern of 6).
-    let repeats = |lag: usize| correlation(lag) >= TEXTURE_MIN_CORRELATION;
+    let repeats = |lag: usize| correlation[lag] >= TEXTURE_MIN_CORRELATION;
     (3..=TEXTURE_MAX_PERIOD)
+        .filter(|&lag| repeats(lag) && correlation[lag.div_ceil(2)] <= -TEXTURE_MIN_CORRELATION)
         .filter(|&lag| (2..lag).all(|d| lag % d != 0 || !repeats(d)))
-        .map(|lag| (lag, correlation(lag)))
-        .filter(|&(lag, c)| c >= TEXTURE_MIN_CORRELATION && correlation(lag.div_ceil(2)) <= -TEXTURE_MIN_CORRELATION)
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map_or(1, |(lag, _)| lag)
+        .max_by(|&a, &b| correlation[a].total_cmp(&correlation[b]))
+        .unwrap_or(1)
 }
 
 /// [`fit_row`] for a row the felt shows through at `gaps` (see [`PlaneFinder::felt_gaps`]):
@@ -1151,13 +1152,12 @@ mod tests {
                 }
                 truth.push(draw_card_bordered(&mut img, &g, c, angle, [235.0, 235.0, 235.0], 250.0, 1));
                 // rows of blue dots inside a 5 mm white border, across the card's width
-                let (ux, uy) = (ax, ay);
                 let (vx, vy) = (-ay, ax);
                 let mut a = -cw / 2.0 + 5.0;
                 while a <= cw / 2.0 - 5.0 {
                     let mut b = -ch / 2.0 + 5.0;
                     while b <= ch / 2.0 - 5.0 {
-                        let p = Point::new(c.x + a * ux + b * vx, c.y + a * uy + b * vy);
+                        let p = Point::new(c.x + a * ax + b * vx, c.y + a * ay + b * vy);
                         imgproc::circle(
                             &mut img,
                             to_px(p),
