@@ -253,6 +253,44 @@ fn a_glyph_classifier_reads_each_index_proposal_of_a_photo_once() {
     assert!(e.contains("classifier_corner_tiny.onnx") && e.contains("not a glyph classifier"), "{e}");
 }
 
+/// On a calibrated table the glyph classifier reads the indexes found in the corners of the
+/// faces the card classifiers leave unnamed (`recognize::table_glyphs`): one glyph view per
+/// proposal, nothing read where no face is unnamed.
+#[test]
+fn a_glyph_classifier_reads_the_corner_indexes_of_a_tables_unnamed_faces() {
+    let glyph_fixture = root().join("models/fixtures/classifier_glyph_tiny.onnx");
+    let corner_fixture = root().join("models/fixtures/classifier_corner_tiny.onnx");
+    let (frame, geometry, truth) = table_frame(5);
+    let options = |glyph: Option<&Path>| tablecam::recognize::RecognizerOptions {
+        min_index_px: 8.0,
+        glyph_classifier: glyph.map(Path::to_path_buf),
+        ..Default::default()
+    };
+    let mut plain = Recognizer::with_options(locator_fixture(), &corner_fixture, options(None)).unwrap();
+    let mut with_glyphs =
+        Recognizer::with_options(locator_fixture(), &corner_fixture, options(Some(&glyph_fixture))).unwrap();
+    // the card classifier names nothing (its random weights would name cards at its own
+    // threshold), so every located face is read by the glyph classifier; the glyph fixture's
+    // readings name nothing either
+    for r in [&mut plain, &mut with_glyphs] {
+        r.classifier_mut().set_min_confidence(2.0);
+    }
+    with_glyphs.glyph_classifier_mut().unwrap().set_min_confidence(2.0);
+    let (a, ta) = plain.recognize_timed(&frame, Some(&geometry)).unwrap();
+    let (b, tb) = with_glyphs.recognize_timed(&frame, Some(&geometry)).unwrap();
+    assert_eq!(a.len(), b.len(), "the same cards are located");
+    assert!(a.iter().all(|c| c.card.card().is_none()), "{a:?}");
+    let faces: Vec<_> = truth.iter().filter(|(_, face_up)| *face_up).map(|(q, _)| *q).collect();
+    let proposals: usize =
+        faces.iter().map(|q| tablecam::recognize::table_glyphs::corner_proposals(&frame, q).unwrap().len()).sum();
+    assert!(proposals > 0, "the placeholder faces' indexes are proposed");
+    assert!(tb.patches > ta.patches, "glyph views are read: {ta:?} {tb:?}");
+    // readings below the threshold change no verdict
+    let all: Vec<_> = truth.iter().map(|(q, _)| *q).collect();
+    assert_eq!(plain.identify_quads(&frame, &all).unwrap(), with_glyphs.identify_quads(&frame, &all).unwrap());
+    assert_eq!(a, b);
+}
+
 /// A batch larger than `classify::MAX_BATCH` runs in pieces and gives each patch the same
 /// probabilities as a run of its own.
 #[test]

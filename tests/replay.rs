@@ -25,6 +25,7 @@ fn fixture_models() -> ModelsUsed {
         locator: root().join("models/fixtures/locator_tiny.onnx"),
         classifier: root().join("models/fixtures/classifier_tiny.onnx"),
         face_classifier: None,
+        glyph_classifier: None,
     }
 }
 

@@ -17,6 +17,7 @@ use opencv::core::{self, Mat, Size};
 use opencv::imgproc;
 use opencv::prelude::*;
 
+use super::geometry::convex_hull;
 use super::photo::{cv, work_grey};
 use super::LocateError;
 use crate::calib::Point;
@@ -127,16 +128,30 @@ impl IndexProposal {
     }
 }
 
-/// One ink blob: centre, size (√ of its box's area) and pixels (centres, continuous coordinates).
+/// One ink blob: centre, size (√ of its box's area) and the convex hull of its pixels' centres
+/// (continuous coordinates): a blob's extent along any direction is its hull's, and a pair's
+/// extents are taken along its own axes for every pair (a glyph of an index enlarged to 400 px
+/// covers thousands of pixels, its hull a few dozen points).
 struct Glyph {
     centre: Point,
     size: f64,
-    pixels: Vec<Point>,
+    hull: Vec<Point>,
 }
 
 /// Every rank-over-suit pair of ink blobs in a BGR photo, both orders, dark ink on light stock
 /// and light ink on dark stock, in frame pixels.
 pub fn index_proposals(image: &Mat, reach: f64) -> Result<Vec<IndexProposal>, LocateError> {
+    proposals_at_sizes(image, reach, 2)
+}
+
+/// [`index_proposals`] searched at full size only: for a view whose indexes are known to print
+/// small enough for the threshold's block (a located card's corner enlarged to a fixed size).
+pub fn index_proposals_full_size(image: &Mat, reach: f64) -> Result<Vec<IndexProposal>, LocateError> {
+    proposals_at_sizes(image, reach, 1)
+}
+
+/// The proposals found at full size and, for `levels` 2, at half size.
+fn proposals_at_sizes(image: &Mat, reach: f64, levels: i32) -> Result<Vec<IndexProposal>, LocateError> {
     let Some((mut grey, s)) = work_grey(image)? else {
         return Ok(Vec::new());
     };
@@ -144,7 +159,7 @@ pub fn index_proposals(image: &Mat, reach: f64) -> Result<Vec<IndexProposal>, Lo
     // Level 0 finds glyphs up to SIDE.1 px; a card filling the photo prints larger ones, which
     // the adaptive threshold's block cannot fill: level 1 (half size) takes the pairs whose
     // larger glyph would be too large for level 0.
-    for level in 0..2 {
+    for level in 0..levels {
         if level == 1 {
             let mut half = Mat::default();
             imgproc::resize(&grey, &mut half, Size::new(0, 0), 0.5, 0.5, imgproc::INTER_AREA).map_err(cv("resize"))?;
@@ -196,20 +211,23 @@ fn glyphs(grey: &Mat) -> Result<Vec<Glyph>, LocateError> {
         out.push(Glyph {
             centre: Point::new(c(0)? + 0.5, c(1)? + 0.5),
             size: f64::from(w * h).sqrt(),
-            pixels: Vec::with_capacity(a as usize),
+            hull: Vec::with_capacity(a as usize),
         });
     }
     let cols = labels.cols() as usize;
     for (k, &l) in labels.data_typed::<i32>().map_err(cv("components"))?.iter().enumerate() {
         if let Some(g) = slot.get(l as usize).filter(|&&g| g != usize::MAX) {
-            out[*g].pixels.push(Point::new((k % cols) as f64 + 0.5, (k / cols) as f64 + 0.5));
+            out[*g].hull.push(Point::new((k % cols) as f64 + 0.5, (k / cols) as f64 + 0.5));
         }
+    }
+    for g in &mut out {
+        g.hull = convex_hull(&g.hull);
     }
     Ok(out)
 }
 
-/// The extent of `pixels` along `right` (u) and `down` (v): `[u0, u1, v0, v1]`, each pixel a unit
-/// square.
+/// The extent of the pixels `pixels` (their centres, or these centres' hull) along `right` (u)
+/// and `down` (v): `[u0, u1, v0, v1]`, each pixel a unit square.
 fn extent(pixels: &[Point], right: Point, down: Point) -> [f64; 4] {
     let mut e = [f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY];
     for p in pixels {
@@ -236,17 +254,17 @@ fn pairs(gl: &[Glyph], min_size: f64, reach: f64) -> Vec<IndexProposal> {
             }
             let down = Point::new((b.centre.x - a.centre.x) / d, (b.centre.y - a.centre.y) / d);
             let right = Point::new(down.y, -down.x);
-            let r = extent(&a.pixels, right, down);
+            let r = extent(&a.hull, right, down);
             let mut e = r;
             let grow =
                 |e: &mut [f64; 4], x: [f64; 4]| *e = [e[0].min(x[0]), e[1].max(x[1]), e[2].min(x[2]), e[3].max(x[3])];
-            grow(&mut e, extent(&b.pixels, right, down));
+            grow(&mut e, extent(&b.hull, right, down));
             let hr = r[3] - r[2];
             for (k, c) in gl.iter().enumerate() {
                 if k == i || k == j || a.centre.dist(c.centre) >= 1.6 * a.size {
                     continue;
                 }
-                let x = extent(&c.pixels, right, down);
+                let x = extent(&c.hull, right, down);
                 // a "1" is narrower than the "0" beside it; a fan's next rank or a court's pip is not
                 let beside = (x[0] - r[1]).max(r[0] - x[1]) < 0.5 * hr && x[1] - x[0] <= BESIDE_WIDTH * (r[1] - r[0]);
                 if x[2] > r[2] - 0.3 * hr && x[3] < r[3] + 0.3 * hr && beside {

@@ -100,6 +100,10 @@ pub struct RecognizerConfig {
     /// "Whole-card classifier").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub face_classifier: Option<PathBuf>,
+    /// A glyph classifier that reads the indexes found in the corners of the cards the other two
+    /// left unnamed (optional; docs/recognition.md, "Glyphs on table cards").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub glyph_classifier: Option<PathBuf>,
     /// Worker threads, each with its own sessions (about one per core left after the sources).
     #[serde(default = "one")]
     pub workers: usize,
@@ -369,7 +373,11 @@ impl RunConfig {
             return Err(config_error(path, "recognizer.intra_threads", "0: use at least 1"));
         }
         let models = [("recognizer.locator", &mut r.locator), ("recognizer.classifier", &mut r.classifier)];
-        for (f, p) in models.into_iter().chain(r.face_classifier.as_mut().map(|p| ("recognizer.face_classifier", p))) {
+        let optional = [
+            ("recognizer.face_classifier", &mut r.face_classifier),
+            ("recognizer.glyph_classifier", &mut r.glyph_classifier),
+        ];
+        for (f, p) in models.into_iter().chain(optional.into_iter().filter_map(|(f, p)| p.as_mut().map(|p| (f, p)))) {
             let resolved = resolve(p);
             // Model paths may also name the project's models/ from anywhere (resolve_model).
             let found = crate::recognize::resolve_model(&resolved);

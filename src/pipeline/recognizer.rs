@@ -61,6 +61,8 @@ pub struct OnnxRecognizers {
     pub classifier: PathBuf,
     /// The whole-card classifier, if any ([`RecognizerOptions::face_classifier`]).
     pub face_classifier: Option<PathBuf>,
+    /// The glyph classifier, if any ([`RecognizerOptions::glyph_classifier`]).
+    pub glyph_classifier: Option<PathBuf>,
     /// ONNX Runtime intra-op threads per session.
     pub intra_threads: usize,
 }
@@ -70,6 +72,7 @@ impl RecognizerFactory for OnnxRecognizers {
         let options = RecognizerOptions {
             session: SessionOptions { intra_threads: self.intra_threads.max(1) },
             face_classifier: self.face_classifier.as_deref().map(resolve_model),
+            glyph_classifier: self.glyph_classifier.as_deref().map(resolve_model),
             ..RecognizerOptions::default()
         };
         let r = Recognizer::with_options(resolve_model(&self.locator), resolve_model(&self.classifier), options)?;

@@ -310,6 +310,7 @@ pub fn start(
         locator: c.recognizer.locator.clone(),
         classifier: c.recognizer.classifier.clone(),
         face_classifier: c.recognizer.face_classifier.clone(),
+        glyph_classifier: c.recognizer.glyph_classifier.clone(),
         intra_threads: c.recognizer.intra_threads,
     };
     let options = PipelineOptions {
@@ -362,6 +363,7 @@ fn start_recording(
             locator: c.recognizer.locator.clone(),
             classifier: c.recognizer.classifier.clone(),
             face_classifier: c.recognizer.face_classifier.clone(),
+            glyph_classifier: c.recognizer.glyph_classifier.clone(),
         }),
         journal: Some(absolute(&c.journal.dir.join(format!("{}.jsonl", t.table_id)))),
         health_interval_ms: c.health_interval_ms,

@@ -45,11 +45,12 @@ pub struct DetectArgs {
     #[arg(long)]
     pub no_face_classifier: bool,
     /// The glyph classifier, which reads the indexes found as glyph pairs in photos without a
-    /// calibration (`RecognizerOptions::glyph_classifier`).
+    /// calibration, and on a calibrated table those in the corners of the cards the card
+    /// classifiers leave unnamed (`RecognizerOptions::glyph_classifier`).
     #[arg(long, default_value = crate::classify::DEFAULT_GLYPH_PATH)]
     pub glyph_classifier: PathBuf,
-    /// Read those indexes with the card classifier at guessed card sizes instead (as before the
-    /// glyph classifier).
+    /// No glyph classifier: photos' indexes are read by the card classifier at guessed card
+    /// sizes (as before the glyph classifier), a table's cards by the card classifiers alone.
     #[arg(long)]
     pub no_glyph_classifier: bool,
     /// ONNX Runtime intra-op threads per model.

@@ -29,6 +29,7 @@
 //! not apply. docs/recognition.md has the measurements.
 pub mod cli;
 pub mod eval;
+pub mod table_glyphs;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -189,8 +190,9 @@ pub struct RecognizerOptions {
     pub face_classifier: Option<PathBuf>,
     /// A classifier of index glyph views ([`PatchKind::IndexGlyphs`]) that reads the index
     /// proposals of uncalibrated photos ([`locate::glyphs`]) instead of the card classifier's
-    /// guessed card corners (docs/recognition.md, "the glyph classifier"). Not used on calibrated
-    /// tables, whose cards are measured on the table plane.
+    /// guessed card corners (docs/recognition.md, "the glyph classifier"); on a calibrated
+    /// table, the indexes found in the corners of the cards the card classifiers leave unnamed
+    /// ([`table_glyphs`]).
     pub glyph_classifier: Option<PathBuf>,
 }
 
@@ -653,22 +655,41 @@ impl Recognizer {
             }
             times.patches += 2 * face_cards.len();
         }
-        times.classifier_ms = ms(t2);
 
         let min_conf = self.classifier.min_confidence();
+        let mut verdicts: Vec<classify::Verdict> = (0..cards.len())
+            .map(|k| {
+                let faces = face_probs.as_ref().map_or_else(Vec::new, |fp| prob_rows(fp, face_rows[k].iter().copied()));
+                classify::combine_models(&prob_rows(&probs, card_patches[k].iter().copied()), &faces, min_conf)
+            })
+            .collect();
+        // A card read on a "face-down" card is a face whose print the white share missed
+        // (a court card's picture, dim light, cream stock); so is one the classifier
+        // clearly sees a face on, even before it can tell which.
+        let shows_face = |card: &FoundCard, v: &classify::Verdict| {
+            card.face_up
+                || (kind.corner_cut().is_some() && v.face >= FACE_OVERRULE)
+                || matches!(v.identity, CardIdentity::Card(_))
+        };
+        // On a calibrated table the glyph classifier also reads the indexes found in the corners
+        // of every readable face the card classifiers left unnamed (table_glyphs).
+        if calibration.is_some() {
+            // a card the card classifiers named stands (table_glyphs::reconsider)
+            let faces: Vec<usize> = (0..cards.len())
+                .filter(|&k| {
+                    let v = &verdicts[k];
+                    !card_patches[k].is_empty() && shows_face(&cards[k], v) && v.identity.card().is_none()
+                })
+                .collect();
+            let quads: Vec<Quad> = cards.iter().map(|c| c.quad).collect();
+            times.patches += self.complete_with_glyphs(image, &quads, &mut verdicts, &faces)?;
+        }
+        times.classifier_ms = ms(t2);
         let mut out = Vec::with_capacity(cards.len() + loose.len());
         for (k, card) in cards.iter().enumerate() {
-            let faces = face_probs.as_ref().map_or_else(Vec::new, |fp| prob_rows(fp, face_rows[k].iter().copied()));
-            let v = classify::combine_models(&prob_rows(&probs, card_patches[k].iter().copied()), &faces, min_conf);
-            // A card read on a "face-down" card is a face whose print the white share missed
-            // (a court card's picture, dim light, cream stock); so is one the classifier
-            // clearly sees a face on, even before it can tell which.
-            let face_seen = kind.corner_cut().is_some() && v.face >= FACE_OVERRULE;
-            let (identity, confidence) = if card.face_up || face_seen || matches!(v.identity, CardIdentity::Card(_)) {
-                (v.identity, v.confidence)
-            } else {
-                (CardIdentity::Back, card.score)
-            };
+            let v = verdicts[k];
+            let (identity, confidence) =
+                if shows_face(card, &v) { (v.identity, v.confidence) } else { (CardIdentity::Back, card.score) };
             out.push(DetectedCard {
                 card: identity,
                 confidence,
@@ -723,12 +744,63 @@ impl Recognizer {
         let probs = self.classifier.classify(batch.view())?;
         let face_probs = self.read_faces(image, quads)?;
         let min_conf = self.classifier.min_confidence();
-        Ok((0..quads.len())
+        let mut verdicts: Vec<classify::Verdict> = (0..quads.len())
             .map(|k| {
                 let faces = face_probs.as_ref().map_or_else(Vec::new, |fp| prob_rows(fp, 2 * k..2 * k + 2));
                 classify::combine_models(&prob_rows(&probs, 2 * k..2 * k + 2), &faces, min_conf)
             })
-            .collect())
+            .collect();
+        let unnamed: Vec<usize> = (0..quads.len()).filter(|&k| verdicts[k].identity == CardIdentity::Unknown).collect();
+        self.complete_with_glyphs(image, quads, &mut verdicts, &unnamed)?;
+        Ok(verdicts)
+    }
+
+    /// Completes the verdicts of the cards `unnamed` (indexes into `quads` and `verdicts`) with
+    /// the glyph classifier's readings of the indexes found in their corners
+    /// ([`table_glyphs::corner_proposals`], [`table_glyphs::reconsider`]); a card it names that an
+    /// overlapping card is named too stays unnamed ([`table_glyphs::drop_overlapping_twins`]).
+    /// Returns the number of glyph views read (none without a glyph classifier).
+    fn complete_with_glyphs(
+        &mut self,
+        image: &Mat,
+        quads: &[Quad],
+        verdicts: &mut [classify::Verdict],
+        unnamed: &[usize],
+    ) -> Result<usize, RecognizeError> {
+        let Some(glyph) = self.glyph.as_mut() else { return Ok(0) };
+        let mut found: Vec<(locate::glyphs::IndexProposal, u32)> = Vec::new();
+        let mut rows = vec![Vec::new(); unnamed.len()];
+        for (j, &k) in unnamed.iter().enumerate() {
+            for p in table_glyphs::corner_proposals(image, &quads[k])? {
+                rows[j].push(found.len());
+                // the glyph view, cut whole: as the training cut it (at most ~128 px)
+                let level = (p.height() / locate::glyphs::GLYPH_SPAN / MAX_GLYPH_VIEW_PX).log2().ceil().max(0.0) as u32;
+                found.push((p, level));
+            }
+        }
+        if found.is_empty() {
+            return Ok(0);
+        }
+        let levels = halvings(image, found.iter().map(|&(_, k)| k).max().unwrap_or(0))?;
+        let (ph, pw) = PatchKind::IndexGlyphs.shape();
+        let mut batch = Array4::<f32>::zeros((found.len(), 3, ph, pw));
+        for ((p, k), mut slot) in found.iter().zip(batch.outer_iter_mut()) {
+            let f = 0.5f64.powi(*k as i32);
+            let level = if *k == 0 { image } else { &levels[*k as usize - 1] };
+            let view = p.glyph_quad().map(|q| Point::new(q.x * f, q.y * f));
+            classify::cut_glyph_patch(level, &view, p.inverted, slot.as_slice_mut().expect("standard layout"))?;
+        }
+        let probs = glyph.classify(batch.view())?;
+        let threshold = glyph.min_confidence();
+        let mut named = Vec::new();
+        for (j, &k) in unnamed.iter().enumerate() {
+            verdicts[k] = table_glyphs::reconsider(verdicts[k], &prob_rows(&probs, rows[j].iter().copied()), threshold);
+            if verdicts[k].identity.card().is_some() {
+                named.push(k);
+            }
+        }
+        table_glyphs::drop_overlapping_twins(verdicts, &named, quads);
+        Ok(found.len())
     }
 
     /// The whole-card classifier's probabilities for both upright views of each quad (rows
@@ -828,22 +900,8 @@ impl Recognizer {
         let t2 = Instant::now();
         // Level k is the frame halved k times (area-averaged): a large card cut straight from the
         // full frame would alias its print into the 48 × 32 patch.
-        let mut levels: Vec<Mat> = Vec::new();
         let top = quads.iter().map(|&(_, k)| k).chain(glyphs.iter().map(|&(_, k)| k)).max().unwrap_or(0);
-        for _ in 0..top {
-            let mut half = Mat::default();
-            imgproc::resize(
-                levels.last().unwrap_or(image),
-                &mut half,
-                core::Size::new(0, 0),
-                0.5,
-                0.5,
-                imgproc::INTER_AREA,
-            )
-            .map_err(cv("photo pyramid"))?;
-            levels.push(half);
-        }
-        let levels = &levels;
+        let levels = &halvings(image, top)?;
         let min_conf = self.classifier.min_confidence();
         let mut patches = 0;
         // pyramid level `k` and a frame view scaled to it
@@ -986,6 +1044,26 @@ impl Recognizer {
             })
             .collect())
     }
+}
+
+/// The frame halved 1 to `top` times (area-averaged): level `k` is entry `k - 1`. A large print
+/// cut straight from the full frame would alias into a small patch.
+fn halvings(image: &Mat, top: u32) -> Result<Vec<Mat>, RecognizeError> {
+    let mut levels: Vec<Mat> = Vec::new();
+    for _ in 0..top {
+        let mut half = Mat::default();
+        imgproc::resize(
+            levels.last().unwrap_or(image),
+            &mut half,
+            core::Size::new(0, 0),
+            0.5,
+            0.5,
+            imgproc::INTER_AREA,
+        )
+        .map_err(cv("pyramid"))?;
+        levels.push(half);
+    }
+    Ok(levels)
 }
 
 /// A photo's card is read from a pyramid level where its long side is at most this many

@@ -167,6 +167,9 @@ pub struct ModelsUsed {
     /// The whole-card classifier, if one was read as well (absent in recordings before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub face_classifier: Option<PathBuf>,
+    /// The glyph classifier, if one was read as well (absent in recordings before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub glyph_classifier: Option<PathBuf>,
 }
 
 /// `recording.json`: what was recorded.

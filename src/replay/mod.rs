@@ -287,6 +287,11 @@ impl Session {
                 (None, Some(m)) => m.face_classifier.clone(),
                 (None, None) => Some(crate::classify::DEFAULT_FACE_PATH.into()),
             },
+            glyph_classifier: match (classifier, &recorded) {
+                (Some(_), _) => None,
+                (None, Some(m)) => m.glyph_classifier.clone(),
+                (None, None) => Some(crate::classify::DEFAULT_GLYPH_PATH.into()),
+            },
         }
     }
 }
@@ -453,6 +458,7 @@ pub fn run(
         locator: options.models.locator.clone(),
         classifier: options.models.classifier.clone(),
         face_classifier: options.models.face_classifier.clone(),
+        glyph_classifier: options.models.glyph_classifier.clone(),
         intra_threads: 1,
     };
     let pipeline_options = PipelineOptions {

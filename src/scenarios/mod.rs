@@ -77,6 +77,13 @@ pub struct EvalScenariosArgs {
     /// Read the index corners alone (no whole-card classifier).
     #[arg(long)]
     pub no_face_classifier: bool,
+    /// The glyph classifier, reading the indexes found in the corners of the cards the other two
+    /// leave unnamed (`RecognizerOptions::glyph_classifier`).
+    #[arg(long, default_value = crate::classify::DEFAULT_GLYPH_PATH)]
+    pub glyph_classifier: PathBuf,
+    /// Read no index glyphs on the table's cards (no glyph classifier).
+    #[arg(long)]
+    pub no_glyph_classifier: bool,
     /// Recognizer worker threads.
     #[arg(long, default_value_t = 2)]
     pub workers: usize,
@@ -335,6 +342,7 @@ pub fn evaluate(
             Some(&args.locator),
             Some(&args.classifier),
             (!args.no_face_classifier).then_some(&args.face_classifier),
+            (!args.no_glyph_classifier).then_some(&args.glyph_classifier),
         ]
         .into_iter()
         .flatten()
@@ -413,6 +421,7 @@ pub fn run_cli(args: &EvalScenariosArgs, logic: &LogicFactory) -> Result<Summary
         locator: args.locator.clone(),
         classifier: args.classifier.clone(),
         face_classifier: (!args.no_face_classifier).then(|| args.face_classifier.clone()),
+        glyph_classifier: (!args.no_glyph_classifier).then(|| args.glyph_classifier.clone()),
         intra_threads: 1,
     };
     let summary = evaluate(args, &recognizers, logic)?;
