@@ -773,24 +773,14 @@ impl Recognizer {
         for (j, &k) in unnamed.iter().enumerate() {
             for p in table_glyphs::corner_proposals(image, &quads[k])? {
                 rows[j].push(found.len());
-                // the glyph view, cut whole: as the training cut it (at most ~128 px)
-                let level = (p.height() / locate::glyphs::GLYPH_SPAN / MAX_GLYPH_VIEW_PX).log2().ceil().max(0.0) as u32;
-                found.push((p, level));
+                found.push((p, glyph_level(&p)));
             }
         }
         if found.is_empty() {
             return Ok(0);
         }
         let levels = halvings(image, found.iter().map(|&(_, k)| k).max().unwrap_or(0))?;
-        let (ph, pw) = PatchKind::IndexGlyphs.shape();
-        let mut batch = Array4::<f32>::zeros((found.len(), 3, ph, pw));
-        for ((p, k), mut slot) in found.iter().zip(batch.outer_iter_mut()) {
-            let f = 0.5f64.powi(*k as i32);
-            let level = if *k == 0 { image } else { &levels[*k as usize - 1] };
-            let view = p.glyph_quad().map(|q| Point::new(q.x * f, q.y * f));
-            classify::cut_glyph_patch(level, &view, p.inverted, slot.as_slice_mut().expect("standard layout"))?;
-        }
-        let probs = glyph.classify(batch.view())?;
+        let probs = glyph.classify(glyph_batch(image, &levels, &found)?.view())?;
         let threshold = glyph.min_confidence();
         let mut named = Vec::new();
         for (j, &k) in unnamed.iter().enumerate() {
@@ -885,8 +875,7 @@ impl Recognizer {
                 .filter(|p| p.height() >= min_index_px)
                 .map(|p| {
                     let level = if self.glyph.is_some() {
-                        // the glyph view, cut whole: as the training cut it (at most ~128 px)
-                        (p.height() / locate::glyphs::GLYPH_SPAN / MAX_GLYPH_VIEW_PX).log2().ceil().max(0.0) as u32
+                        glyph_level(&p)
                     } else {
                         level_of(p.height() / locate::glyphs::INDEX_SHARES[0])
                     };
@@ -1004,13 +993,7 @@ impl Recognizer {
         }
         // The glyph classifier's reading of every proposal's glyph view.
         if let Some(glyph) = self.glyph.as_mut() {
-            let (ph, pw) = PatchKind::IndexGlyphs.shape();
-            let mut batch = Array4::<f32>::zeros((glyphs.len(), 3, ph, pw));
-            for ((p, k), mut slot) in glyphs.iter().zip(batch.outer_iter_mut()) {
-                let (level, view) = at_level(&p.glyph_quad(), *k);
-                let out = slot.as_slice_mut().expect("standard layout");
-                classify::cut_glyph_patch(level, &view, p.inverted, out)?;
-            }
+            let batch = glyph_batch(image, levels, &glyphs)?;
             patches += glyphs.len();
             let probs = glyph.classify(batch.view())?;
             for n in 0..glyphs.len() {
@@ -1044,6 +1027,30 @@ impl Recognizer {
             })
             .collect())
     }
+}
+
+/// The pyramid level a proposal's glyph view is cut from: the view whole, as the training cut it
+/// (at most [`MAX_GLYPH_VIEW_PX`] high).
+fn glyph_level(p: &locate::glyphs::IndexProposal) -> u32 {
+    (p.height() / locate::glyphs::GLYPH_SPAN / MAX_GLYPH_VIEW_PX).log2().ceil().max(0.0) as u32
+}
+
+/// The glyph views of `found` (each proposal with its pyramid level; `levels` from
+/// [`halvings`]), one glyph classifier batch.
+fn glyph_batch(
+    image: &Mat,
+    levels: &[Mat],
+    found: &[(locate::glyphs::IndexProposal, u32)],
+) -> Result<Array4<f32>, RecognizeError> {
+    let (ph, pw) = PatchKind::IndexGlyphs.shape();
+    let mut batch = Array4::<f32>::zeros((found.len(), 3, ph, pw));
+    for ((p, k), mut slot) in found.iter().zip(batch.outer_iter_mut()) {
+        let f = 0.5f64.powi(*k as i32);
+        let level = if *k == 0 { image } else { &levels[*k as usize - 1] };
+        let view = p.glyph_quad().map(|q| Point::new(q.x * f, q.y * f));
+        classify::cut_glyph_patch(level, &view, p.inverted, slot.as_slice_mut().expect("standard layout"))?;
+    }
+    Ok(batch)
 }
 
 /// The frame halved 1 to `top` times (area-averaged): level `k` is entry `k - 1`. A large print
