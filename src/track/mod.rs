@@ -476,6 +476,10 @@ struct Track {
     /// Where a card brought in from off the table slowed down inside a zone,
     /// and its step there: see [`TOUCH_DOWN_RISE`].
     dip: Option<(TableZone, f64)>,
+    /// A card whose print this track read while lying on its neighbour (a reading dropped by the
+    /// twin rule, [`TWIN_IDENTITY_SHARE`]): it does not take that card while another card of its
+    /// zone holds it, however far the track is pulled.
+    twin_read: Option<Card>,
 }
 
 impl Track {
@@ -1018,14 +1022,21 @@ impl Tracker {
                     }
                     if let Some((card, previous, corrects)) = changes.identified {
                         let t = &self.tracks[ti];
-                        let twin = t.zone.and_then(|zone| {
-                            self.near_in_zone(t.id, zone, t.pos, TWIN_IDENTITY_SHARE, |o| o.identity == Some(card))
-                        });
+                        // Once dropped as a twin's print, the card stays refused while its twin
+                        // holds it anywhere in the zone: a track pulled off its place onto a
+                        // piece across two cards goes on reading that print farther away (stud
+                        // seed 7, `two_cards_to_dealer`: a Q♦ refused 51 mm from its twin for 21
+                        // reads, then confirmed the frame its piece was measured 70 mm away).
+                        let reach = if t.twin_read == Some(card) { f64::INFINITY } else { TWIN_IDENTITY_SHARE };
+                        let twin = t
+                            .zone
+                            .and_then(|zone| self.near_in_zone(t.id, zone, t.pos, reach, |o| o.identity == Some(card)));
                         if twin.is_some() {
                             // The same print read through a second track: the card measured
                             // twice (a hand of backs split into one piece too many), not a
                             // second copy. The reading is dropped and the track stays unread.
                             self.tracks[ti].identity = previous;
+                            self.tracks[ti].twin_read = Some(card);
                         } else {
                             out.push(TrackEventKind::Identified {
                                 track: t.id,
@@ -1101,6 +1112,7 @@ impl Tracker {
                     peak_step: 0.0,
                     moving_frames: 0,
                     dip: None,
+                    twin_read: None,
                 });
             }
         }
@@ -2297,6 +2309,36 @@ mod tests {
         assert_eq!(identified.len(), 1, "{identified:?}");
         assert_eq!(identified[0].1, card);
         assert_eq!(t.cards().iter().filter(|c| c.3 == Some(card)).count(), 1, "{:?}", t.cards());
+    }
+
+    /// A piece refused a card as its twin's print goes on refusing it when it is pulled farther
+    /// than the twin reach, while the twin holds the card (stud seed 7, `two_cards_to_dealer`).
+    #[test]
+    fn a_print_refused_as_a_twins_stays_refused_when_the_piece_is_pulled_away() {
+        let (mut t, g) = tracker();
+        let hand = hand_centre(&g, 3);
+        let card: Card = "QD".parse().unwrap();
+        let face_at = |p: Point| CardObservation { face: ObservedFace::Card(card), face_up: true, ..back_at(&g, p) };
+        let w = g.calibration.card_size_mm[0];
+        let mut identified = Vec::new();
+        for n in 0..120u64 {
+            let k = n.min(15) as f64;
+            let p = Point::new(hand.x, hand.y + 15.0 * (15.0 - k));
+            let mut cards = vec![face_at(p)];
+            // from frame 40 a piece 0.8 card widths off reads the card's print; from frame 70 the
+            // piece is measured 1.1 card widths off (beyond the twin reach) and stays there
+            if n >= 40 {
+                let off = if n >= 70 { 1.1 } else { 0.8 };
+                cards.push(face_at(Point::new(hand.x + off * w, hand.y)));
+            }
+            let obs = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![] };
+            for e in t.push(&obs) {
+                if let TrackEventKind::Identified { track, card, .. } = e.kind {
+                    identified.push((n, track, card));
+                }
+            }
+        }
+        assert_eq!(identified.len(), 1, "{identified:?}");
     }
 
     /// A card read as another for a few frames, then steadily as itself, is a misread
