@@ -2320,24 +2320,18 @@ mod tests {
         let card: Card = "QD".parse().unwrap();
         let face_at = |p: Point| CardObservation { face: ObservedFace::Card(card), face_up: true, ..back_at(&g, p) };
         let w = g.calibration.card_size_mm[0];
-        let mut identified = Vec::new();
-        for n in 0..120u64 {
+        let events = feed(&mut t, 0..120, |n| {
             let k = n.min(15) as f64;
-            let p = Point::new(hand.x, hand.y + 15.0 * (15.0 - k));
-            let mut cards = vec![face_at(p)];
+            let mut cards = vec![face_at(Point::new(hand.x, hand.y + 15.0 * (15.0 - k)))];
             // from frame 40 a piece 0.8 card widths off reads the card's print; from frame 70 the
             // piece is measured 1.1 card widths off (beyond the twin reach) and stays there
             if n >= 40 {
                 let off = if n >= 70 { 1.1 } else { 0.8 };
                 cards.push(face_at(Point::new(hand.x + off * w, hand.y)));
             }
-            let obs = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![] };
-            for e in t.push(&obs) {
-                if let TrackEventKind::Identified { track, card, .. } = e.kind {
-                    identified.push((n, track, card));
-                }
-            }
-        }
+            cards
+        });
+        let identified: Vec<_> = events.iter().filter(|e| matches!(e, TrackEventKind::Identified { .. })).collect();
         assert_eq!(identified.len(), 1, "{identified:?}");
     }
 
