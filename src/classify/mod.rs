@@ -424,7 +424,8 @@ pub struct Verdict {
     pub reading: Option<Card>,
 }
 
-fn argmax(p: &[f32]) -> (usize, f32) {
+/// The most likely label of a probability vector and its probability.
+pub(crate) fn argmax(p: &[f32]) -> (usize, f32) {
     p.iter().enumerate().fold((0, f32::NEG_INFINITY), |best, (i, &v)| if v > best.1 { (i, v) } else { best })
 }
 

@@ -101,7 +101,7 @@ pub struct RecognizerConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub face_classifier: Option<PathBuf>,
     /// A glyph classifier that reads the indexes found in the corners of the cards the other two
-    /// left unnamed (optional; docs/recognition.md, "Glyphs on table cards").
+    /// left unnamed (optional; docs/recognition.md, "Calibrated tables: index glyphs").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub glyph_classifier: Option<PathBuf>,
     /// Worker threads, each with its own sessions (about one per core left after the sources).

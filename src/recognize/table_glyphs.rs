@@ -6,15 +6,16 @@
 //! ([`IndexProposal::glyph_quad`]) — the view it reads uncalibrated photos with. Here the glyphs
 //! are searched in each card's two corners, rectified upright and enlarged so that the ink
 //! threshold sees a 15-px index as it sees a photo's; each pair found is read from the frame
-//! itself, as training cut it. Its readings then confirm, or contradict, the card classifiers'
-//! ([`reconsider`]; docs/recognition.md, "Glyphs on table cards").
+//! itself, as training cut it. Its readings name only cards the card classifiers left unnamed
+//! ([`reconsider`]; docs/recognition.md, "Calibrated tables: index glyphs in a located card's
+//! corners").
 use opencv::core::{self, Mat, Size};
 use opencv::imgproc;
 
 use super::{cv, RecognizeError};
-use crate::calib::Point;
+use crate::calib::{Homography, Point};
 use crate::classify::{self, CardIdentity, CornerCut, Verdict};
-use crate::locate::geometry::{intersect_convex, polygon_area};
+use crate::locate::geometry::{bounding_box, intersect_convex, polygon_area};
 use crate::locate::glyphs::{self, IndexProposal};
 use crate::locate::Quad;
 use crate::rules::Card;
@@ -67,16 +68,12 @@ pub fn corner_proposals(image: &Mat, quad: &Quad) -> Result<Vec<IndexProposal>, 
         )
         .map_err(cv("corner view"))?;
         // region continuous coordinates → frame continuous coordinates (`m` maps pixel indices)
-        let to_frame = |p: Point| {
-            let (x, y) = (p.x - 0.5, p.y - 0.5);
-            let w = m[2][0] * x + m[2][1] * y + m[2][2];
-            Point::new((m[0][0] * x + m[0][1] * y + m[0][2]) / w + 0.5, (m[1][0] * x + m[1][1] * y + m[1][2]) / w + 0.5)
-        };
+        let m = Homography(m);
+        let to_frame = |p: Point| m.apply(Point::new(p.x - 0.5, p.y - 0.5)).map(|f| Point::new(f.x + 0.5, f.y + 0.5));
         let min_down = MAX_TILT_DEG.to_radians().cos();
         for p in glyphs::index_proposals_full_size(&region, glyphs::GLYPH_PAIR_REACH)? {
             let q = p.quad();
-            let (x0, y0) = q.iter().fold((f64::INFINITY, f64::INFINITY), |(x, y), c| (x.min(c.x), y.min(c.y)));
-            let (x1, y1) = q.iter().fold((f64::NEG_INFINITY, f64::NEG_INFINITY), |(x, y), c| (x.max(c.x), y.max(c.y)));
+            let [x0, y0, x1, y1] = bounding_box(&q);
             let h = p.height() / lpx;
             if p.down.y < min_down
                 || !(INDEX_HEIGHT.0..=INDEX_HEIGHT.1).contains(&h)
@@ -87,7 +84,9 @@ pub fn corner_proposals(image: &Mat, quad: &Quad) -> Result<Vec<IndexProposal>, 
             {
                 continue;
             }
-            out.push(in_frame(q.map(to_frame), p.inverted));
+            if let [Some(a), Some(b), Some(c), Some(d)] = q.map(to_frame) {
+                out.push(in_frame([a, b, c, d], p.inverted));
+            }
         }
     }
     Ok(out)
@@ -131,8 +130,7 @@ pub fn reconsider(v: Verdict, reads: &[&[f32]], min_confidence: f32) -> Verdict 
     }
     let mut named: Option<(Card, f32)> = None;
     for r in reads {
-        let (label, p) =
-            r.iter().enumerate().fold((0, f32::NEG_INFINITY), |b, (i, &p)| if p > b.1 { (i, p) } else { b });
+        let (label, p) = classify::argmax(r);
         let Some(card) = CardIdentity::from_label(label).card().filter(|_| p >= LEANS) else { continue };
         match named {
             Some((other, _)) if other != card => return v,
