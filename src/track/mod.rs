@@ -1028,10 +1028,11 @@ impl Tracker {
                         // seed 7, `two_cards_to_dealer`: a Q♦ refused 51 mm from its twin for 21
                         // reads, then confirmed the frame its piece was measured 70 mm away).
                         let reach = if t.twin_read == Some(card) { f64::INFINITY } else { TWIN_IDENTITY_SHARE };
-                        let twin = t
-                            .zone
-                            .and_then(|zone| self.near_in_zone(t.id, zone, t.pos, reach, |o| o.identity == Some(card)));
-                        if twin.is_some() {
+                        let twin = t.zone.is_some_and(|zone| {
+                            self.near_in_zone(t.id, zone, t.pos, reach, |o| o.identity == Some(card)).is_some()
+                                || self.lost_in_zone_holds(zone, t.pos, reach, card)
+                        });
+                        if twin {
                             // The same print read through a second track: the card measured
                             // twice (a hand of backs split into one piece too many), not a
                             // second copy. The reading is dropped and the track stays unread.
@@ -1305,9 +1306,9 @@ impl Tracker {
                 }
                 continue;
             }
-            if t.hidden || self.covered(&t) || self.between_its_neighbours(&t) {
-                // Under the card that landed on it, or measured into a spread hand's
-                // neighbours: it stays in the hand, unseen.
+            if t.hidden || self.covered(&t) || self.between_its_neighbours(&t) || self.read_through_another(&t) {
+                // Under the card that landed on it, measured into a spread hand's neighbours, or
+                // its face read through another track: it stays in the hand, unseen.
                 let mut t = t;
                 t.hidden = true;
                 self.lost.push((t, since));
@@ -1743,6 +1744,14 @@ impl Tracker {
             .position(|o| o.id != id && o.confirmed && o.zone == Some(zone) && o.pos.dist(pos) < within && also(o))
     }
 
+    /// Whether a card lost in `zone` within `share` of a card's width of `pos` holds `card`: a
+    /// track that reads it there has taken up that card's detection (the two lay on each other,
+    /// stud seed 8 `skipped_hand`), as a twin does while the card's own track is still seen.
+    fn lost_in_zone_holds(&self, zone: TableZone, pos: Point, share: f64, card: Card) -> bool {
+        let within = share * self.geometry.calibration.card_size_mm[0];
+        self.lost.iter().any(|(o, _)| o.zone == Some(zone) && o.identity == Some(card) && o.pos.dist(pos) < within)
+    }
+
     /// The card (a track that has just arrived in `zone`) of which track `ti`, arriving there
     /// too, is a second piece: a card landing on a hand that already holds cards is sometimes
     /// measured as two pieces, first seen together and arriving together, closer than a hand's
@@ -1920,6 +1929,15 @@ impl Tracker {
                     && o.arrived_at + COVER_SLACK_FRAMES >= t.last_seen
                     && o.arrived_at <= t.last_seen + COVER_SLACK_FRAMES
             })
+    }
+
+    /// Whether another track of a lost card's zone reads that card's face (its readings refused
+    /// by the twin rule, [`Track::twin_read`]): the two lay on each other and that track took up
+    /// this card's detection, so the card is still there, not removed.
+    fn read_through_another(&self, t: &Track) -> bool {
+        t.zone.is_some()
+            && t.identity.is_some()
+            && self.tracks.iter().any(|o| o.id != t.id && !o.abandoned && o.zone == t.zone && o.twin_read == t.identity)
     }
 
     /// Whether a card lost in its hand from the reveal on lies between two cards of the hand in
@@ -2333,6 +2351,37 @@ mod tests {
         });
         let identified: Vec<_> = events.iter().filter(|e| matches!(e, TrackEventKind::Identified { .. })).collect();
         assert_eq!(identified.len(), 1, "{identified:?}");
+    }
+
+    /// A track that takes up a card of its hand the frame that card's own track is lost reads
+    /// that card's print, not a second copy (stud seed 8 `skipped_hand`: a face-down 10♥'s track,
+    /// 6 mm from the 8♦ lying on it, took the 8♦'s detection when the 8♦'s track was lost).
+    #[test]
+    fn a_card_read_where_its_own_track_was_just_lost_is_not_a_second_copy() {
+        let (mut t, g) = tracker();
+        let hand = hand_centre(&g, 3);
+        let card: Card = "8D".parse().unwrap();
+        let under = Point::new(hand.x - 18.0, hand.y - 10.0);
+        let face = |p: Point| CardObservation { face: ObservedFace::Card(card), face_up: true, ..back_at(&g, p) };
+        let events = feed(&mut t, 0..160, |n| {
+            let k = n.min(15) as f64;
+            let at = Point::new(under.x, under.y + 15.0 * (15.0 - k));
+            match n {
+                // dealt face up onto the hand, beside the card dealt before
+                40..90 => vec![
+                    back_at(&g, at),
+                    face(Point::new(hand.x, hand.y + 10.0 * 55u64.saturating_sub(n).min(15) as f64)),
+                ],
+                // from now on the 8D is no longer seen where it lay, and the other card's
+                // detection reads it
+                90.. => vec![face(at)],
+                _ => vec![back_at(&g, at)],
+            }
+        });
+        let identified: Vec<_> = events.iter().filter(|e| matches!(e, TrackEventKind::Identified { .. })).collect();
+        assert_eq!(identified.len(), 1, "{identified:?}");
+        // nor is the card taken from the hand: it is the one read
+        assert!(!events.iter().any(|e| matches!(e, TrackEventKind::Removed { .. })), "{events:?}");
     }
 
     /// A card read as another for a few frames, then steadily as itself, is a misread
