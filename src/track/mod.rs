@@ -1071,6 +1071,8 @@ impl Tracker {
                     .map(|(i, _)| i);
                 let resumed = revived.is_none().then(|| self.settling_lost_at(*p, zone_here)).flatten();
                 if let Some((mut t, _)) = revived.map(|i| self.lost.remove(i)).or(resumed) {
+                    // in view again: no longer hidden, and judged afresh if lost again
+                    t.hidden = false;
                     t.pos = *p;
                     t.vel = [0.0, 0.0];
                     t.missed = 0;
@@ -1267,10 +1269,13 @@ impl Tracker {
         self.settling_lost.retain(|(_, since)| frame.saturating_sub(*since) < window);
         // A whole hand gone at once after the deal, none of its cards seen on
         // the way (the dealer's hand over them): the hand was gathered, a fold.
-        // A removal or a swap takes one card and leaves the others in view.
+        // A removal or a swap takes one card and leaves the others in view. Only a card whose
+        // time to be seen again ran out now judges its hand: a hidden card expires again every
+        // frame, and would judge the others gathered the frame they went out of sight (stud
+        // seed 7: a hand being turned over at the reveal taken for a fold).
         let mut whole_hands: BTreeMap<TableZone, u64> = BTreeMap::new();
         if !matches!(self.phase, RoundPhase::Dealing | RoundPhase::WaitingForBets) {
-            for (t, _) in &expired {
+            for (t, _) in expired.iter().filter(|(t, _)| !t.hidden) {
                 let Some(z @ TableZone::Seat(_)) = t.zone else { continue };
                 let in_view = self.tracks.iter().any(|o| o.confirmed && !o.abandoned && o.zone == Some(z));
                 let seen: Vec<u64> = expired
@@ -2780,6 +2785,41 @@ mod tests {
             _ => None,
         });
         assert_eq!(turned, middle.next_back().map(|t| (t, TableZone::Seat(3))), "{after:?}");
+    }
+
+    /// Stud seed 7 `two_player_cards_exposed`: at the reveal seat 1's hand, none of it turned
+    /// yet, went out of sight in its place for 40 frames as the dealer turned it over. Taken for
+    /// a late fold, its cards went to the rack, and the hand laid face up was dealt a second time
+    /// (a 6th card, and its J♣ "seen twice"). A hand that vanishes in place at the reveal is being
+    /// turned over: its cards stay in the hand, and come back face up.
+    #[test]
+    fn a_hand_out_of_sight_in_its_place_at_the_reveal_is_turned_over_not_folded() {
+        let cards: Vec<Card> = ["9C", "4H", "KD", "2S", "7D", "QC"].iter().map(|c| c.parse().unwrap()).collect();
+        let deal = deal_seat_3_and_dealer(380, |i, n, p| match (i, n) {
+            // the dealer's first card turned up: the reveal begins
+            (3, 190..) => vec![(p, Some(cards[3]))],
+            // the seat's middle card goes out of sight between its neighbours (hidden), then the
+            // whole hand as the dealer turns it over
+            (1, 195..) | (0 | 2, 250..=290) => vec![],
+            (0 | 2, 291..) => vec![(Point::new(p.x + 6.0, p.y - 8.0), Some(cards[i]))],
+            _ => vec![(p, None)],
+        });
+        let after: Vec<&TrackEventKind> = deal.events.iter().filter(|(n, _)| *n >= 250).map(|(_, e)| e).collect();
+        assert!(
+            !after.iter().any(|e| matches!(
+                e,
+                TrackEventKind::Dealt { .. }
+                    | TrackEventKind::Removed { .. }
+                    | TrackEventKind::Folded { .. }
+                    | TrackEventKind::Moved { .. }
+            )),
+            "{after:?}"
+        );
+        let turned = after
+            .iter()
+            .filter(|e| matches!(e, TrackEventKind::Turned { zone: TableZone::Seat(3), face_up: true, .. }))
+            .count();
+        assert_eq!(turned, 2, "{after:?}");
     }
 
     /// Stud seed 8: the dealer's arm came over the dealer's hand and seat 4's, cutting the
