@@ -480,6 +480,8 @@ struct Track {
     /// twin rule, [`TWIN_IDENTITY_SHARE`]): it does not take that card while another card of its
     /// zone holds it, however far the track is pulled.
     twin_read: Option<Card>,
+    /// The frame it was last reported turned over.
+    turned_at: Option<u64>,
 }
 
 impl Track {
@@ -599,6 +601,12 @@ const TWIN_READ_SHARE: f64 = 0.45;
 /// hand's neighbours lie a third to half a card apart, so a second copy dealt into the same hand
 /// is taken for such a crop when it lands within this distance (a limit: docs/pipeline.md).
 const TWIN_IDENTITY_SHARE: f64 = 1.0;
+
+/// Frames between a card's turn over and the first sight of a piece beside it for that piece
+/// to be taken for part of the turning card (`Tracker::piece_of_a_turning_card`): a turn is
+/// reported after [`TrackerOptions::face_frames`] frames of the other side, and the pieces come
+/// and go while the card is on edge.
+const FLIP_PIECE_FRAMES: u64 = 10;
 
 /// Reads an identity needs behind it, in multiples of the votes that confirm one
 /// ([`TrackerOptions::identity_votes`], 3 by default), before another identity replacing it is
@@ -998,7 +1006,7 @@ impl Tracker {
                         let t = &self.tracks[ti];
                         if let Some(zone) = t.zone {
                             let (track, card) = (t.id, t.identity);
-                            self.report_turned(track, zone, face_up, card, &mut out);
+                            self.report_turned(track, zone, face_up, card, frame, &mut out);
                         }
                     }
                     if let Some(from) = changes.left {
@@ -1116,6 +1124,7 @@ impl Tracker {
                     moving_frames: 0,
                     dip: None,
                     twin_read: None,
+                    turned_at: None,
                 });
             }
         }
@@ -1709,7 +1718,7 @@ impl Tracker {
         let (id, face_up, card) = (o.id, o.face_up, o.identity);
         self.tracks[ti] = o;
         if turned {
-            self.report_turned(id, zone, face_up, card, out);
+            self.report_turned(id, zone, face_up, card, frame, out);
         }
     }
 
@@ -1721,8 +1730,12 @@ impl Tracker {
         zone: TableZone,
         face_up: bool,
         card: Option<Card>,
+        frame: u64,
         out: &mut Vec<TrackEventKind>,
     ) {
+        if let Some(t) = self.tracks.iter_mut().find(|t| t.id == track) {
+            t.turned_at = Some(frame);
+        }
         if face_up && self.phase == RoundPhase::Decisions && zone != TableZone::Discard {
             self.turned_up = true;
         }
@@ -1778,6 +1791,31 @@ impl Tracker {
             .map(|o| o.id)
     }
 
+    /// The card of `zone` of which track `ti`, arriving there during the deal, is a piece: first
+    /// seen within a card's length of it while it was turned over ([`FLIP_PIECE_FRAMES`]). A
+    /// card turned in place (one dealt face up by mistake, turned face down) is measured in
+    /// pieces while the dealer's fingers hold it on edge, and its track may stay on one piece as
+    /// another takes the card (stud seed 7 `two_player_cards_exposed`). The next card of the
+    /// hand comes a round of the deal later, from the shoe.
+    fn piece_of_a_turning_card(&self, ti: usize, zone: TableZone) -> Option<u32> {
+        let t = &self.tracks[ti];
+        if self.phase != RoundPhase::Dealing {
+            return None;
+        }
+        let reach = self.geometry.calibration.card_size_mm[1];
+        self.tracks
+            .iter()
+            .find(|o| {
+                o.id != t.id
+                    && o.arrived
+                    && !o.abandoned
+                    && o.zone == Some(zone)
+                    && o.pos.dist(t.born) < reach
+                    && o.turned_at.is_some_and(|f| f.abs_diff(t.born_at) <= FLIP_PIECE_FRAMES)
+            })
+            .map(|o| o.id)
+    }
+
     /// A track came to rest in a zone; `false` when it was a second track of
     /// a card already there (dropped: no card moved, so the deal is no busier).
     fn on_settled(&mut self, ti: usize, frame: u64, out: &mut Vec<TrackEventKind>) -> bool {
@@ -1799,7 +1837,7 @@ impl Tracker {
                 t.missed = 2;
                 return false;
             }
-            if let Some(card) = self.split_arrival(ti, zone, frame) {
+            if let Some(card) = self.split_arrival(ti, zone, frame).or_else(|| self.piece_of_a_turning_card(ti, zone)) {
                 // Kept, so that the piece, which lasts as long as the card is measured so, does
                 // not start a track again and again.
                 let t = &mut self.tracks[ti];
@@ -2785,6 +2823,31 @@ mod tests {
             _ => None,
         });
         assert_eq!(turned, middle.next_back().map(|t| (t, TableZone::Seat(3))), "{after:?}");
+    }
+
+    /// Stud seed 7 `two_player_cards_exposed`: seat 1's first card, dealt face up by mistake,
+    /// was measured as two pieces a card's length apart while the dealer turned it face down;
+    /// the second piece took the card and arrived as the seat's second card, and the hand
+    /// counted one card too many from then on ("6 cards where 5 are dealt"). A piece first seen
+    /// beside a card of the hand while that card turns over is a piece of it.
+    #[test]
+    fn a_piece_seen_beside_a_card_turning_over_during_the_deal_is_not_a_card() {
+        let card: Card = "JC".parse().unwrap();
+        let deal = deal_seat_3_and_dealer(200, |i, n, p| match (i, n) {
+            (0, ..=39) => vec![(p, Some(card))],
+            // turned face down: two pieces, either side of where it lies
+            (0, 40..=46) => vec![(Point::new(p.x, p.y - 25.0), None), (Point::new(p.x, p.y + 28.0), None)],
+            _ => vec![(p, None)],
+        });
+        let seat: Vec<_> = deal.dealt.iter().filter(|d| d.1 == TableZone::Seat(3)).collect();
+        assert_eq!(seat.len(), 3, "{:?}", deal.events);
+        assert!(
+            deal.events
+                .iter()
+                .any(|(_, e)| matches!(e, TrackEventKind::Turned { face_up: false, card: Some(c), .. } if *c == card)),
+            "{:?}",
+            deal.events
+        );
     }
 
     /// Stud seed 7 `two_player_cards_exposed`: at the reveal seat 1's hand, none of it turned
