@@ -28,7 +28,6 @@
 //! outlines found in the photo ([`crate::locate::photo`]) at both diagonals, and steps 3–6 do
 //! not apply. docs/recognition.md has the measurements.
 pub mod cli;
-pub mod covered;
 pub mod eval;
 pub mod table_glyphs;
 
@@ -673,12 +672,8 @@ impl Recognizer {
                 || matches!(v.identity, CardIdentity::Card(_))
         };
         // On a calibrated table the glyph classifier also reads the indexes found in the corners
-        // of every readable face the card classifiers left unnamed (table_glyphs). A covered
-        // card's black suit, a few pixels' difference at a table camera's resolution, is named
-        // only surely (covered.rs), before the glyph step (which may then read it) and after.
+        // of every readable face the card classifiers left unnamed (table_glyphs).
         if calibration.is_some() {
-            let quads: Vec<Quad> = cards.iter().map(|c| c.quad).collect();
-            covered::hold_covered_black_suits(&mut verdicts, &quads, true);
             // a card the card classifiers named stands (table_glyphs::reconsider)
             let faces: Vec<usize> = (0..cards.len())
                 .filter(|&k| {
@@ -686,8 +681,8 @@ impl Recognizer {
                     !card_patches[k].is_empty() && shows_face(&cards[k], v) && v.identity.card().is_none()
                 })
                 .collect();
+            let quads: Vec<Quad> = cards.iter().map(|c| c.quad).collect();
             times.patches += self.complete_with_glyphs(image, &quads, &mut verdicts, &faces)?;
-            covered::hold_covered_black_suits(&mut verdicts, &quads, false);
         }
         times.classifier_ms = ms(t2);
         let mut out = Vec::with_capacity(cards.len() + loose.len());
@@ -755,10 +750,8 @@ impl Recognizer {
                 classify::combine_models(&prob_rows(&probs, 2 * k..2 * k + 2), &faces, min_conf)
             })
             .collect();
-        covered::hold_covered_black_suits(&mut verdicts, quads, true);
         let unnamed: Vec<usize> = (0..quads.len()).filter(|&k| verdicts[k].identity == CardIdentity::Unknown).collect();
         self.complete_with_glyphs(image, quads, &mut verdicts, &unnamed)?;
-        covered::hold_covered_black_suits(&mut verdicts, quads, false);
         Ok(verdicts)
     }
 
