@@ -480,8 +480,8 @@ struct Track {
     /// twin rule, [`TWIN_IDENTITY_SHARE`]): it does not take that card while another card of its
     /// zone holds it, however far the track is pulled.
     twin_read: Option<Card>,
-    /// The frame it was last reported turned over.
-    turned_at: Option<u64>,
+    /// The frame it was last reported turned face down.
+    turned_down_at: Option<u64>,
 }
 
 impl Track {
@@ -602,8 +602,8 @@ const TWIN_READ_SHARE: f64 = 0.45;
 /// is taken for such a crop when it lands within this distance (a limit: docs/pipeline.md).
 const TWIN_IDENTITY_SHARE: f64 = 1.0;
 
-/// Frames between a card's turn over and the first sight of a piece beside it for that piece
-/// to be taken for part of the turning card (`Tracker::piece_of_a_turning_card`): a turn is
+/// Frames between a card's turn face down and the first sight of a piece beside it for that
+/// piece to be taken for part of the turning card (`Tracker::piece_of_a_turning_card`): a turn is
 /// reported after [`TrackerOptions::face_frames`] frames of the other side, and the pieces come
 /// and go while the card is on edge.
 const FLIP_PIECE_FRAMES: u64 = 10;
@@ -1124,7 +1124,7 @@ impl Tracker {
                     moving_frames: 0,
                     dip: None,
                     twin_read: None,
-                    turned_at: None,
+                    turned_down_at: None,
                 });
             }
         }
@@ -1733,8 +1733,8 @@ impl Tracker {
         frame: u64,
         out: &mut Vec<TrackEventKind>,
     ) {
-        if let Some(t) = self.tracks.iter_mut().find(|t| t.id == track) {
-            t.turned_at = Some(frame);
+        if let Some(t) = self.tracks.iter_mut().find(|t| t.id == track).filter(|_| !face_up) {
+            t.turned_down_at = Some(frame);
         }
         if face_up && self.phase == RoundPhase::Decisions && zone != TableZone::Discard {
             self.turned_up = true;
@@ -1792,11 +1792,13 @@ impl Tracker {
     }
 
     /// The card of `zone` of which track `ti`, arriving there during the deal, is a piece: first
-    /// seen within a card's length of it while it was turned over ([`FLIP_PIECE_FRAMES`]). A
-    /// card turned in place (one dealt face up by mistake, turned face down) is measured in
-    /// pieces while the dealer's fingers hold it on edge, and its track may stay on one piece as
-    /// another takes the card (stud seed 7 `two_player_cards_exposed`). The next card of the
-    /// hand comes a round of the deal later, from the shoe.
+    /// seen within a card's length of it while it was turned face down ([`FLIP_PIECE_FRAMES`]).
+    /// A card dealt face up by mistake and turned face down in place is measured in pieces while
+    /// the dealer's fingers hold it on edge, and its track may stay on one piece as another takes
+    /// the card (stud seed 7 `two_player_cards_exposed`). The next card of the hand comes a round
+    /// of the deal later, from the shoe. Only a turn face *down*: a face-down card "turns up"
+    /// for a frame or two when the hand's next card lands on it (stud seed 7
+    /// `wrong_deal_order`, where taking that card for a piece lost it).
     fn piece_of_a_turning_card(&self, ti: usize, zone: TableZone) -> Option<u32> {
         let t = &self.tracks[ti];
         if self.phase != RoundPhase::Dealing {
@@ -1811,7 +1813,7 @@ impl Tracker {
                     && !o.abandoned
                     && o.zone == Some(zone)
                     && o.pos.dist(t.born) < reach
-                    && o.turned_at.is_some_and(|f| f.abs_diff(t.born_at) <= FLIP_PIECE_FRAMES)
+                    && o.turned_down_at.is_some_and(|f| f.abs_diff(t.born_at) <= FLIP_PIECE_FRAMES)
             })
             .map(|o| o.id)
     }
