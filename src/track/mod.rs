@@ -602,8 +602,8 @@ const TWIN_READ_SHARE: f64 = 0.45;
 /// is taken for such a crop when it lands within this distance (a limit: docs/pipeline.md).
 const TWIN_IDENTITY_SHARE: f64 = 1.0;
 
-/// Frames between a card's turn face down and the first sight of a piece beside it for that
-/// piece to be taken for part of the turning card (`Tracker::piece_of_a_turning_card`): a turn is
+/// Frames from the first sight of a piece beside a card to that card's reported turn face down
+/// for the piece to be taken for part of the turning card (`Tracker::piece_of_a_turning_card`): a turn is
 /// reported after [`TrackerOptions::face_frames`] frames of the other side, and the pieces come
 /// and go while the card is on edge.
 const FLIP_PIECE_FRAMES: u64 = 10;
@@ -1792,7 +1792,9 @@ impl Tracker {
     }
 
     /// The card of `zone` of which track `ti`, arriving there during the deal, is a piece: first
-    /// seen within a card's length of it while it was turned face down ([`FLIP_PIECE_FRAMES`]).
+    /// seen within a card's length of it while it was being turned face down, at most
+    /// [`FLIP_PIECE_FRAMES`] before the turn was reported (a card dealt just after the turn is
+    /// a card: the ground-truth suite's Fortune `dealer_card_exposed` seed 9).
     /// A card dealt face up by mistake and turned face down in place is measured in pieces while
     /// the dealer's fingers hold it on edge, and its track may stay on one piece as another takes
     /// the card (stud seed 7 `two_player_cards_exposed`). The next card of the hand comes a round
@@ -1813,7 +1815,7 @@ impl Tracker {
                     && !o.abandoned
                     && o.zone == Some(zone)
                     && o.pos.dist(t.born) < reach
-                    && o.turned_down_at.is_some_and(|f| f.abs_diff(t.born_at) <= FLIP_PIECE_FRAMES)
+                    && o.turned_down_at.is_some_and(|f| f >= t.born_at && f - t.born_at <= FLIP_PIECE_FRAMES)
             })
             .map(|o| o.id)
     }
