@@ -254,8 +254,8 @@ fn a_glyph_classifier_reads_each_index_proposal_of_a_photo_once() {
 }
 
 /// On a calibrated table the glyph classifier reads the indexes found in the corners of the
-/// faces the card classifiers leave unnamed (`recognize::table_glyphs`): one glyph view per
-/// proposal, nothing read where no face is unnamed.
+/// faces the card classifiers leave unnamed (`recognize::table_glyphs`): their glyph views are
+/// read, and readings below the glyph classifier's threshold change no verdict.
 #[test]
 fn a_glyph_classifier_reads_the_corner_indexes_of_a_tables_unnamed_faces() {
     let glyph_fixture = root().join("models/fixtures/classifier_glyph_tiny.onnx");

@@ -200,6 +200,7 @@ fn glyphs(grey: &Mat) -> Result<Vec<Glyph>, LocateError> {
     let stat = |i: i32, k: i32| stats.at_2d::<i32>(i, k).copied().map_err(cv("components"));
     let mut slot = vec![usize::MAX; n.max(0) as usize];
     let mut out: Vec<Glyph> = Vec::new();
+    let mut pixels: Vec<Vec<Point>> = Vec::new();
     for i in 1..n {
         let (w, h, a) =
             (stat(i, imgproc::CC_STAT_WIDTH)?, stat(i, imgproc::CC_STAT_HEIGHT)?, stat(i, imgproc::CC_STAT_AREA)?);
@@ -211,17 +212,18 @@ fn glyphs(grey: &Mat) -> Result<Vec<Glyph>, LocateError> {
         out.push(Glyph {
             centre: Point::new(c(0)? + 0.5, c(1)? + 0.5),
             size: f64::from(w * h).sqrt(),
-            hull: Vec::with_capacity(a as usize),
+            hull: Vec::new(),
         });
+        pixels.push(Vec::with_capacity(a as usize));
     }
     let cols = labels.cols() as usize;
     for (k, &l) in labels.data_typed::<i32>().map_err(cv("components"))?.iter().enumerate() {
         if let Some(g) = slot.get(l as usize).filter(|&&g| g != usize::MAX) {
-            out[*g].hull.push(Point::new((k % cols) as f64 + 0.5, (k / cols) as f64 + 0.5));
+            pixels[*g].push(Point::new((k % cols) as f64 + 0.5, (k / cols) as f64 + 0.5));
         }
     }
-    for g in &mut out {
-        g.hull = convex_hull(&g.hull);
+    for (g, p) in out.iter_mut().zip(&pixels) {
+        g.hull = convex_hull(p);
     }
     Ok(out)
 }

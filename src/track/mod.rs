@@ -1036,10 +1036,7 @@ impl Tracker {
                         // seed 7, `two_cards_to_dealer`: a Q♦ refused 51 mm from its twin for 21
                         // reads, then confirmed the frame its piece was measured 70 mm away).
                         let reach = if t.twin_read == Some(card) { f64::INFINITY } else { TWIN_IDENTITY_SHARE };
-                        let twin = t.zone.is_some_and(|zone| {
-                            self.near_in_zone(t.id, zone, t.pos, reach, |o| o.identity == Some(card)).is_some()
-                                || self.lost_in_zone_holds(zone, t.pos, reach, card)
-                        });
+                        let twin = t.zone.is_some_and(|zone| self.holds_near(t.id, zone, t.pos, reach, card));
                         if twin {
                             // The same print read through a second track: the card measured
                             // twice (a hand of backs split into one piece too many), not a
@@ -1762,12 +1759,15 @@ impl Tracker {
             .position(|o| o.id != id && o.confirmed && o.zone == Some(zone) && o.pos.dist(pos) < within && also(o))
     }
 
-    /// Whether a card lost in `zone` within `share` of a card's width of `pos` holds `card`: a
-    /// track that reads it there has taken up that card's detection (the two lay on each other,
-    /// stud seed 8 `skipped_hand`), as a twin does while the card's own track is still seen.
-    fn lost_in_zone_holds(&self, zone: TableZone, pos: Point, share: f64, card: Card) -> bool {
+    /// Whether another confirmed card of `zone` within `share` of a card's width of `pos` holds
+    /// `card`, in view or lost there: a track reading it there reads that card's print (the twin
+    /// rule; a lost one's detection taken up by a track of the card it lay on, stud seed 8
+    /// `skipped_hand`).
+    fn holds_near(&self, id: u32, zone: TableZone, pos: Point, share: f64, card: Card) -> bool {
         let within = share * self.geometry.calibration.card_size_mm[0];
-        self.lost.iter().any(|(o, _)| o.zone == Some(zone) && o.identity == Some(card) && o.pos.dist(pos) < within)
+        self.tracks.iter().chain(self.lost.iter().map(|(t, _)| t)).any(|o| {
+            o.id != id && o.confirmed && o.zone == Some(zone) && o.identity == Some(card) && o.pos.dist(pos) < within
+        })
     }
 
     /// The card (a track that has just arrived in `zone`) of which track `ti`, arriving there
