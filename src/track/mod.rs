@@ -1828,9 +1828,13 @@ impl Tracker {
         // of the zone already lies is that card tracked twice (e.g. a packet's
         // track that jumped between the cards as they spread). The card that
         // arrived first keeps its identity and this track goes, silently.
+        // Not where the two read different faces: that is two cards, one of
+        // them measured off its place (a hand squared up at the reveal).
         if let (false, Some(zone)) = (self.tracks[ti].arrived, self.tracks[ti].candidate) {
-            let (id, pos) = (self.tracks[ti].id, self.tracks[ti].pos);
-            let twin = self.near_in_zone(id, zone, pos, DUPLICATE_SHARE, |o| o.arrived && !o.abandoned);
+            let (id, pos, read) = (self.tracks[ti].id, self.tracks[ti].pos, self.tracks[ti].identity);
+            let twin = self.near_in_zone(id, zone, pos, DUPLICATE_SHARE, |o| {
+                o.arrived && !o.abandoned && !(read.is_some() && o.identity.is_some() && o.identity != read)
+            });
             if let Some(j) = twin {
                 let o = &mut self.tracks[j];
                 o.pos = pos;
@@ -2988,6 +2992,52 @@ mod tests {
         // and so is a card lost at the reveal with a neighbour on one side only (the hand's end)
         let deal = deal_seat_3_and_dealer(320, lost(0, true));
         assert!(removed(&deal), "{:?}", deal.events);
+    }
+
+    /// Stud seed 8's clean round 2: a hand squared up at the reveal was measured afresh. A card's
+    /// old track, measured off its place, was lost while a new track read its face at its true
+    /// place, beside a neighbour of another face. The new track was dropped as the neighbour's
+    /// twin and the card reported removed (with a piece settling as a card: a swap), though
+    /// the card lay there all along, read.
+    #[test]
+    fn a_card_whose_face_a_new_track_reads_beside_its_lost_track_was_not_removed() {
+        let faces: [Card; 6] = ["KH", "JH", "QD", "2S", "7D", "KC"].map(|c| c.parse().unwrap());
+        let cw = tracker().1.calibration.card_size_mm[0];
+        // every card face up from frame 180 (the reveal); seat 3's first card is measured off its
+        // place, unread, its track following: 12 mm from frame 195, 24 mm from frame 200, when
+        // its face is read at a third of a card toward its neighbour (within a twin's reach of
+        // it; when `read`) by a new track; from frame 240 only that reading is left, beyond the
+        // reach of a lost card seen again
+        let deal = |read: bool| {
+            deal_seat_3_and_dealer(340, move |i, n, p| {
+                let off = |mm: f64| (Point::new(p.x, p.y + mm), None);
+                let face = (Point::new(p.x + 0.33 * cw, p.y), Some(faces[0]));
+                match (i, n) {
+                    (0, 195..=199) => vec![off(12.0)],
+                    (0, 200..=239) if read => vec![off(24.0), face],
+                    (0, 200..=239) => vec![off(24.0)],
+                    (0, 240..) if read => vec![face],
+                    (0, 240..) => vec![],
+                    (_, 180..) => vec![(p, Some(faces[i]))],
+                    _ => vec![(p, None)],
+                }
+            })
+        };
+        let after = |deal: &TestDeal| -> Vec<TrackEventKind> {
+            deal.events.iter().filter(|(n, _)| *n >= 200).map(|(_, e)| e.clone()).collect()
+        };
+        let removed = |events: &[TrackEventKind]| events.iter().any(|e| matches!(e, TrackEventKind::Removed { .. }));
+        let seen = deal(true);
+        assert!(seen
+            .events
+            .iter()
+            .any(|(n, e)| *n < 200 && matches!(e, TrackEventKind::Identified { card, .. } if *card == faces[0])));
+        let events = after(&seen);
+        assert!(!removed(&events), "{events:?}");
+        assert!(!events.iter().any(|e| matches!(e, TrackEventKind::Dealt { .. })), "{events:?}");
+        // never seen again, it was taken away
+        let events = after(&deal(false));
+        assert!(removed(&events), "{events:?}");
     }
 
     /// Stud seed 8: in a tight face-up hand the dealer's fingers made both of two cards jump
