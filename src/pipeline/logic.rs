@@ -5,7 +5,7 @@ use std::sync::Arc;
 use super::contract::{HealthReport, ObservedFrame, SerializedEvent, TableHint, TableLogic, TableSetup};
 use super::PipelineError;
 use crate::events::{Event, EventBody, RoundFlag, RoundOutcome, Sequencer, StageHealth};
-use crate::recognize::{CardIdentity, DetectedCard};
+use crate::recognize::{CardIdentity, DetectedCard, TwinPrint};
 use crate::rules::Ruleset;
 use crate::source::HealthEvent;
 use crate::track::{CardObservation, FrameObservations, ObservedFace, SpotPresence, TrackerOptions};
@@ -89,6 +89,9 @@ impl MonitorLogic {
 pub fn observation(card: &DetectedCard) -> CardObservation {
     CardObservation {
         face: match card.card {
+            // a face another card of the frame is read as too: see recognize::twins
+            CardIdentity::Card(c) if card.twin == TwinPrint::Differs => ObservedFace::Contested(c),
+            CardIdentity::Card(c) if card.twin == TwinPrint::Hidden => ObservedFace::Unsure(c),
             CardIdentity::Card(c) => ObservedFace::Card(c),
             CardIdentity::Back => ObservedFace::Back,
             CardIdentity::Unknown => card.reading.map_or(ObservedFace::Unknown, ObservedFace::Unsure),
@@ -249,6 +252,7 @@ mod tests {
             index_boxes: vec![],
             source: Source::Card,
             reading,
+            twin: TwinPrint::Alone,
         };
         assert_eq!(observation(&det(CardIdentity::Unknown, Some(seven))).face, ObservedFace::Unsure(seven));
         assert_eq!(observation(&det(CardIdentity::Unknown, None)).face, ObservedFace::Unknown);

@@ -328,6 +328,7 @@ mod tests {
             index_boxes: vec![],
             source: Source::Card,
             reading: Some("10H".parse().unwrap()),
+            twin: crate::recognize::TwinPrint::Alone,
         };
         let line = json_line(Path::new("a.jpg"), &Ok(vec![card]));
         assert_eq!(

@@ -1475,6 +1475,7 @@ mod tests {
             index_boxes: vec![],
             source,
             reading: None,
+            twin: crate::recognize::TwinPrint::Alone,
         }
     }
 

@@ -30,6 +30,7 @@
 pub mod cli;
 pub mod eval;
 pub mod table_glyphs;
+pub mod twins;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -47,6 +48,7 @@ use crate::locate::geometry::{bounding_box, box_quad, intersect_convex, min_area
 use crate::locate::{self, order_quad, LocateError, Locator, Quad, RotatedRect};
 use crate::onnx::SessionOptions;
 use crate::rules::Card;
+pub use twins::TwinPrint;
 
 /// Errors of recognition, its command line and its evaluation.
 #[derive(Debug, thiserror::Error)]
@@ -151,6 +153,10 @@ pub struct DetectedCard {
     /// ([`classify::Verdict::reading`]). Not part of `detect --json`: it is no identity.
     #[serde(skip)]
     pub reading: Option<Card>,
+    /// Whether another card of the frame is read as the same face, and how their prints
+    /// compare ([`twins`]). Not part of `detect --json`.
+    #[serde(skip)]
+    pub twin: TwinPrint,
 }
 
 /// How frames are scaled for the locator, and how its sessions run.
@@ -699,6 +705,7 @@ impl Recognizer {
                 index_boxes: card.corners.iter().map(|&i| index[i].bbox).collect(),
                 source: Source::Card,
                 reading: v.reading,
+                twin: TwinPrint::Alone,
             });
         }
         // A card-corner classifier needs a card's rectangle: corners on no located card are not
@@ -714,6 +721,7 @@ impl Recognizer {
 
         if let Some(g) = calibration {
             out = on_table_plane(out, g);
+            twins::compare_twins(image, &mut out)?;
         }
         times.total_ms = ms(t0);
         Ok((out, times))
@@ -952,6 +960,7 @@ impl Recognizer {
                     index_boxes: Vec::new(),
                     source: Source::Card,
                     reading: v.reading,
+                    twin: TwinPrint::Alone,
                 })
             })
             .collect();
@@ -1212,6 +1221,7 @@ fn index_reads(mut cards: Vec<DetectedCard>, mut reads: Vec<IndexRead>, min_conf
             index_boxes,
             source: Source::IndexOnly,
             reading: loose[a].card.card(),
+            twin: TwinPrint::Alone,
         });
     }
     cards
@@ -1350,6 +1360,7 @@ fn group_loose_corners(
             index_boxes: boxes,
             source: Source::IndexOnly,
             reading,
+            twin: TwinPrint::Alone,
         });
     }
     out
@@ -1504,6 +1515,7 @@ mod tests {
             index_boxes: vec![],
             source: Source::Card,
             reading: None,
+            twin: TwinPrint::Alone,
         };
         let card = box_quad([100.0, 100.0, 163.0, 188.0]);
         let picture = box_quad([112.0, 115.0, 151.0, 173.0]); // a court card's frame, inside it
@@ -1571,6 +1583,7 @@ mod tests {
             index_boxes: vec![],
             source: Source::Card,
             reading: None,
+            twin: TwinPrint::Alone,
         }
     }
 

@@ -51,6 +51,11 @@ pub enum ObservedFace {
     /// recognizer's threshold; the observation's confidence is this reading's probability).
     /// It votes only where [`TrackerOptions::unsure_votes`] allows it.
     Unsure(Card),
+    /// A face read surely, while another card of the same frame was read as the same face and
+    /// prints differently where both show (`recognize::twins`): one of the two is misread. It
+    /// votes for no identity; enough of them dispute the card's reading of it
+    /// ([`DISPUTE_SHARE`]).
+    Contested(Card),
     /// Not read.
     Unknown,
 }
@@ -319,6 +324,16 @@ pub enum TrackEventKind {
         /// [`FIRM_IDENTITY_SHARE`] × `identity_votes` reads before the reads settled on `card`.
         corrects: bool,
     },
+    /// A card confirmed as a face lost that identity: another card of the table read as the
+    /// same face prints differently ([`DISPUTE_READS`]), so one of the two is misread.
+    Disputed {
+        /// Card id.
+        track: u32,
+        /// Its zone, if any.
+        zone: Option<TableZone>,
+        /// The identity it held.
+        card: Card,
+    },
     /// A card left one zone and settled in another (the discard rack included).
     Moved {
         /// Card id.
@@ -364,6 +379,10 @@ const READING_FLOOR: f32 = 0.5;
 struct IdentityVotes {
     /// Named reads at or above `min_identity_confidence`.
     named: BTreeMap<Card, u32>,
+    /// [Contested](ObservedFace::Contested) reads at or above `min_identity_confidence`.
+    contested: BTreeMap<Card, u32>,
+    /// Faces the card's reads are disputed for for good ([`DISPUTE_READS`]).
+    disputed: BTreeSet<Card>,
     /// Readings, named or unsure, at or above [`READING_FLOOR`].
     readings: BTreeMap<Card, u32>,
     /// … of which at or above `unsure_min_confidence`.
@@ -378,7 +397,18 @@ impl IdentityVotes {
         named.max(self.sure.get(&card).copied().unwrap_or(0))
     }
 
+    /// Whether the card may not be confirmed as `card`: its reads of it were contested in
+    /// [`DISPUTE_SHARE`] of the frames it was read surely so, or were for good.
+    fn disputes(&self, card: Card) -> bool {
+        let contested = self.contested.get(&card).copied().unwrap_or(0);
+        let named = self.named.get(&card).copied().unwrap_or(0);
+        self.disputed.contains(&card)
+            || (contested > 0 && f64::from(contested) >= DISPUTE_SHARE * f64::from(contested + named))
+    }
+
     fn clear(&mut self) {
+        self.contested.clear();
+        self.disputed.clear();
         self.named.clear();
         self.readings.clear();
         self.sure.clear();
@@ -395,6 +425,16 @@ impl IdentityVotes {
         let (reading, named) = match o.face {
             ObservedFace::Card(c) => (Some(c), true),
             ObservedFace::Unsure(c) => (Some(c), false),
+            ObservedFace::Contested(c) => {
+                if o.confidence >= opts.min_identity_confidence {
+                    let n = self.contested.entry(c).or_default();
+                    *n += 1;
+                    if *n >= DISPUTE_READS && self.disputes(c) {
+                        self.disputed.insert(c);
+                    }
+                }
+                (None, false)
+            }
             _ => (None, false),
         };
         if let Some(c) = reading {
@@ -414,11 +454,13 @@ impl IdentityVotes {
             (f64::from(*n) >= opts.identity_agreement * f64::from(total)).then_some((*c, *n))
         };
         let named = leader(&self.named).filter(|&(_, n)| n >= opts.identity_votes).map(|(c, _)| c);
-        named.or_else(|| {
-            let (c, _) = leader(&self.readings).filter(|_| opts.unsure_votes > 0)?;
-            let sure = self.sure.get(&c).copied().unwrap_or(0);
-            (sure >= opts.unsure_votes && self.named.keys().all(|&k| k == c)).then_some(c)
-        })
+        named
+            .or_else(|| {
+                let (c, _) = leader(&self.readings).filter(|_| opts.unsure_votes > 0)?;
+                let sure = self.sure.get(&c).copied().unwrap_or(0);
+                (sure >= opts.unsure_votes && self.named.keys().all(|&k| k == c)).then_some(c)
+            })
+            .filter(|&c| !self.disputes(c))
     }
 }
 
@@ -615,6 +657,19 @@ const FLIP_PIECE_FRAMES: u64 = 10;
 /// neighbour's 8♠ sixteen times: "the card read 5♥ now reads 8♠". A card exchanged in place has
 /// been read for as long as it lay there.
 pub const FIRM_IDENTITY_SHARE: u32 = 2;
+
+/// A card is not confirmed as a face while at least this share of its sure reads of that face
+/// were [contested](ObservedFace::Contested): another card of the frame read as the same face
+/// in another print. On 1080p simulator sessions a misread twin's reads were contested in about
+/// three frames of five where both cards showed, a true second copy's in none of 62
+/// (docs/pipeline.md, "Twin prints").
+pub const DISPUTE_SHARE: f64 = 0.2;
+
+/// Contested reads that dispute a face for good, while [`DISPUTE_SHARE`] holds: the card is not
+/// confirmed as it again (its votes last until it is turned), and a card confirmed as it loses
+/// that identity. A share alone would let the card be confirmed once its twin has gone (the
+/// hands gathered one after the other) and flag a duplicate then.
+pub const DISPUTE_READS: u32 = 3;
 
 /// See [`COVER_SHARE`].
 const COVER_SLACK_FRAMES: u64 = 12;
@@ -970,7 +1025,7 @@ impl Tracker {
                     // take that card's identity, and the hand would read one card twice or
                     // a card changed.
                     let other_card = match (t.identity, o.face) {
-                        (Some(c), ObservedFace::Card(r)) => {
+                        (Some(c), ObservedFace::Card(r) | ObservedFace::Contested(r)) => {
                             r != c && t.face_up && o.confidence >= self.opts.min_identity_confidence
                         }
                         _ => false,
@@ -1052,6 +1107,10 @@ impl Tracker {
                                 corrects,
                             });
                         }
+                    }
+                    if let Some(card) = changes.disputed {
+                        let t = &self.tracks[ti];
+                        out.push(TrackEventKind::Disputed { track: t.id, zone: t.zone, card });
                     }
                 }
                 None => self.tracks[ti].missed += 1,
@@ -1469,6 +1528,11 @@ impl Tracker {
                 let corrects = t.identity.is_some_and(|old| t.votes.support(old) < firm);
                 changes.identified = Some((c, t.identity, corrects));
                 t.identity = Some(c);
+            } else if let Some(c) = t.identity.filter(|c| t.votes.disputed.contains(c)) {
+                // Read as a face another card of the table shows in another print: which of
+                // the two is misread the pixels cannot say, so neither keeps it.
+                changes.disputed = Some(c);
+                t.identity = None;
             }
         }
         // Zones with hysteresis.
@@ -2224,6 +2288,7 @@ struct TrackChanges {
     settled: bool,
     turned: Option<bool>,
     identified: Option<(Card, Option<Card>, bool)>,
+    disputed: Option<Card>,
     left: Option<TableZone>,
 }
 
@@ -2378,6 +2443,62 @@ mod tests {
         assert_eq!(identified.len(), 1, "{identified:?}");
         assert_eq!(identified[0].1, card);
         assert_eq!(t.cards().iter().filter(|c| c.3 == Some(card)).count(), 1, "{:?}", t.cards());
+    }
+
+    /// Two cards of two hands read as one face: `twin` says how the recognizer found their
+    /// prints (`Card` alike, `Contested` differing) in the frames both are seen. The first slides
+    /// into seat 1 and is read alone for 25 frames; the second slides into seat 3 from frame 40;
+    /// from frame 150 the second is gone and the first is read alone again.
+    fn two_cards_read_as_one_face(twin: fn(Card) -> ObservedFace) -> Vec<TrackEventKind> {
+        let (mut t, g) = tracker();
+        let card: Card = "AS".parse().unwrap();
+        let at = |p: Point, face: ObservedFace| CardObservation { face, face_up: true, ..back_at(&g, p) };
+        let slid = |to: Point, k: u64| Point::new(to.x, to.y + 15.0 * (15.0 - k.min(15) as f64));
+        let (one, three) = (hand_centre(&g, 1), hand_centre(&g, 3));
+        feed(&mut t, 0..560, |n| {
+            let both = (55..150).contains(&n);
+            let first = if both { twin(card) } else { ObservedFace::Card(card) };
+            let mut cards = vec![at(slid(one, n), first)];
+            if (40..150).contains(&n) {
+                let second = if both { twin(card) } else { ObservedFace::Card(card) };
+                cards.push(at(slid(three, n - 40), second));
+            }
+            cards
+        })
+    }
+
+    fn identified_and_disputed(events: &[TrackEventKind]) -> (Vec<u32>, Vec<u32>) {
+        let identified = events.iter().filter_map(|e| match e {
+            TrackEventKind::Identified { track, .. } => Some(*track),
+            _ => None,
+        });
+        let disputed = events.iter().filter_map(|e| match e {
+            TrackEventKind::Disputed { track, .. } => Some(*track),
+            _ => None,
+        });
+        (identified.collect(), disputed.collect())
+    }
+
+    /// A suit misread on an unseen deck design (A♣ read as A♠) made a second A♠ on the table,
+    /// and the verifier flagged a duplicate that voided the round. Reads contested by the other
+    /// card's differing print confirm neither card as the face, and take it from the one that
+    /// held it; the one read alone again afterwards stays unconfirmed.
+    #[test]
+    fn two_cards_read_as_one_face_in_differing_prints_are_neither_confirmed_as_it() {
+        let events = two_cards_read_as_one_face(ObservedFace::Contested);
+        let (identified, disputed) = identified_and_disputed(&events);
+        assert_eq!(identified.len(), 1, "only the first card, before its twin came: {events:?}");
+        assert_eq!(disputed, identified, "{events:?}");
+    }
+
+    /// The same two cards printed alike are a second copy: both are confirmed (the verifier
+    /// flags the duplicate), and nothing is disputed.
+    #[test]
+    fn two_cards_read_as_one_face_in_one_print_are_both_confirmed() {
+        let events = two_cards_read_as_one_face(ObservedFace::Card);
+        let (identified, disputed) = identified_and_disputed(&events);
+        assert_eq!(identified.len(), 2, "{events:?}");
+        assert!(disputed.is_empty(), "{events:?}");
     }
 
     /// A piece refused a card as its twin's print goes on refusing it when it is pulled farther

@@ -75,12 +75,12 @@ impl VerifierOptions {
 const COVER_TURN_FRAMES: u64 = 6;
 
 /// Why a card of an unsettled round has no identity: its face never showed, or it showed and
-/// was never read surely enough.
-fn unread(c: &CardRec) -> &'static str {
-    if c.seen_up {
-        "seen face up but never read"
-    } else {
-        "never seen face up"
+/// was never read surely enough, or its reading was disputed by another card's print.
+fn unread(c: &CardRec) -> String {
+    match c.disputed {
+        Some(card) => format!("read as {card}, as another card whose print differs is"),
+        None if c.seen_up => "seen face up but never read".into(),
+        None => "never seen face up".into(),
     }
 }
 
@@ -94,6 +94,8 @@ struct CardRec {
     identity: Option<Card>,
     /// Its face was seen (dealt face up, or turned up): an unread card says which it was.
     seen_up: bool,
+    /// The identity it lost to another card's print ([`TrackEventKind::Disputed`]).
+    disputed: Option<Card>,
     /// Left the table (not to the discard rack) or was abandoned with a failed deal.
     gone: bool,
     /// Went to the discard rack.
@@ -432,6 +434,15 @@ impl Verifier {
                 let swapped_from = previous.filter(|_| !corrects);
                 self.on_identified(*track, *card, swapped_from, frame, t, &mut out);
             }
+            TrackEventKind::Disputed { track, card, .. } => {
+                // No event of its own: the outcome's reason tells it (schema unchanged).
+                if let Some(c) = self.round.as_mut().and_then(|r| r.cards.get_mut(track)) {
+                    if c.identity == Some(*card) {
+                        c.identity = None;
+                        c.disputed = Some(*card);
+                    }
+                }
+            }
             TrackEventKind::Moved { track, from, to, .. } => {
                 out.push(self.event(frame, t, EventBody::CardMoved { track: *track, from: *from, to: *to }));
                 if let Some(c) = self.round.as_mut().and_then(|r| r.cards.get_mut(track)) {
@@ -615,6 +626,7 @@ impl Verifier {
                     arrival_frame: frame,
                     identity: card,
                     seen_up: face_up,
+                    disputed: None,
                     gone: false,
                     collected: false,
                 },
@@ -1494,6 +1506,69 @@ mod tests {
         events.push((40, phase(RoundPhase::Decisions, RoundPhase::Collection)));
         events.push(sixth(RoundPhase::Collection));
         assert_eq!(stud_flags(&events, 60), vec![], "a card in passage to the rack");
+    }
+
+    /// A card whose identity another card's differing print disputed (`TrackEventKind::Disputed`)
+    /// leaves the round unverified, saying so, rather than settled on a face one of the two
+    /// cards does not show.
+    #[test]
+    fn a_card_that_lost_its_identity_to_a_twins_print_leaves_the_round_unverified() {
+        let chips = vec![SpotPresence { seat: 1, bet: BetKind::Ante }];
+        let ace: Card = "AS".parse().unwrap();
+        let mut events = vec![
+            (1, TrackEventKind::RoundStarted { chips: chips.clone(), by_hint: false }),
+            (
+                1,
+                TrackEventKind::Phase {
+                    from: RoundPhase::WaitingForBets,
+                    to: RoundPhase::Dealing,
+                    reason: "test".into(),
+                    chips: chips.clone(),
+                },
+            ),
+        ];
+        for order in 1..=5u32 {
+            for (k, zone) in [TableZone::Seat(1), TableZone::Dealer].into_iter().enumerate() {
+                let (track, face_up) = (2 * order + k as u32, zone == TableZone::Dealer && order == 5);
+                let phase = RoundPhase::Dealing;
+                events.push((
+                    u64::from(2 * order),
+                    TrackEventKind::Dealt { track, zone, order, face_up, card: None, phase },
+                ));
+            }
+        }
+        events.push((
+            40,
+            TrackEventKind::Identified {
+                track: 2,
+                zone: Some(TableZone::Seat(1)),
+                card: ace,
+                previous: None,
+                corrects: false,
+            },
+        ));
+        let disputed = (45, TrackEventKind::Disputed { track: 2, zone: Some(TableZone::Seat(1)), card: ace });
+        events.push((50, TrackEventKind::RoundEnded));
+        let reasons = |events: &[(u64, TrackEventKind)]| -> Vec<String> {
+            let mut v = Verifier::new(Ruleset::new(RulesetId::Stud2004), VerifierOptions::new("T", "C")).unwrap();
+            let mut reasons = Vec::new();
+            for (frame, kind) in events {
+                for e in v.process(&TrackEvent { frame: *frame, time_ms: *frame as f64 * 33.3, kind: kind.clone() }) {
+                    if let EventBody::RoundOutcome(o) = e.body {
+                        reasons = o.verification.reasons;
+                    }
+                }
+            }
+            reasons
+        };
+        let before = reasons(&events);
+        assert!(!before.iter().any(|r| r.starts_with("seat 1 card 1")), "{before:?}");
+        events.insert(events.len() - 1, disputed);
+        let after = reasons(&events);
+        assert!(
+            after.contains(&"seat 1 card 1 read as AS, as another card whose print differs is".to_string()),
+            "{after:?}"
+        );
     }
 
     /// A card's identity replaced after a few reads corrects a misread: no swap (stud seed 7's
