@@ -86,7 +86,8 @@ pub enum TwinPrint {
     Differs,
 }
 
-/// Sets [`DetectedCard::twin`] on the cards of a frame read as the same face.
+/// Sets [`DetectedCard::twin`] on the cards of a frame read as the same face. With
+/// `TABLECAM_TWIN_DEBUG` set, each comparison goes to stderr.
 pub fn compare_twins(image: &Mat, cards: &mut [DetectedCard]) -> Result<(), RecognizeError> {
     let mut pairs = Vec::new();
     for i in 0..cards.len() {
@@ -102,12 +103,27 @@ pub fn compare_twins(image: &Mat, cards: &mut [DetectedCard]) -> Result<(), Reco
         return Ok(());
     }
     let quads: Vec<Quad> = cards.iter().map(|c| c.quad).collect();
+    let debug = std::env::var_os("TABLECAM_TWIN_DEBUG").is_some();
     for (i, j) in pairs {
-        let found = match differing_share(image, &quads, i, j)? {
+        let share = differing_share(image, &quads, i, j)?;
+        let found = match share {
             None => TwinPrint::Hidden,
             Some(s) if s >= DIFFERING_SHARE => TwinPrint::Differs,
             Some(_) => TwinPrint::Same,
         };
+        if debug {
+            let centre =
+                |q: &Quad| (q.iter().map(|p| p.x).sum::<f64>() / 4.0, q.iter().map(|p| p.y).sum::<f64>() / 4.0);
+            let (a, b) = (centre(&quads[i]), centre(&quads[j]));
+            eprintln!(
+                "twins: {} at ({:.0}, {:.0}) and ({:.0}, {:.0}): unmatched {share:.2?} -> {found:?}",
+                cards[i].card.code(),
+                a.0,
+                a.1,
+                b.0,
+                b.1
+            );
+        }
         for k in [i, j] {
             cards[k].twin = cards[k].twin.max(found);
         }

@@ -1457,6 +1457,22 @@ mod tests {
     use crate::rules::{BetKind, RulesetId};
     use crate::track::SpotPresence;
 
+    /// A round started at frame 1 with `chips` on the table, its deal begun.
+    fn round_opened(chips: &[SpotPresence]) -> Vec<(u64, TrackEventKind)> {
+        vec![
+            (1, TrackEventKind::RoundStarted { chips: chips.to_vec(), by_hint: false }),
+            (
+                1,
+                TrackEventKind::Phase {
+                    from: RoundPhase::WaitingForBets,
+                    to: RoundPhase::Dealing,
+                    reason: "a card left the shoe".into(),
+                    chips: chips.to_vec(),
+                },
+            ),
+        ]
+    }
+
     /// The flags a stud verifier raises from `events` (frame, event), frames 0..`frames`.
     fn stud_flags(events: &[(u64, TrackEventKind)], frames: u64) -> Vec<(u64, RoundFlag)> {
         let mut v = Verifier::new(Ruleset::new(RulesetId::Stud2004), VerifierOptions::new("T", "C")).unwrap();
@@ -1515,18 +1531,7 @@ mod tests {
     fn a_card_that_lost_its_identity_to_a_twins_print_leaves_the_round_unverified() {
         let chips = vec![SpotPresence { seat: 1, bet: BetKind::Ante }];
         let ace: Card = "AS".parse().unwrap();
-        let mut events = vec![
-            (1, TrackEventKind::RoundStarted { chips: chips.clone(), by_hint: false }),
-            (
-                1,
-                TrackEventKind::Phase {
-                    from: RoundPhase::WaitingForBets,
-                    to: RoundPhase::Dealing,
-                    reason: "test".into(),
-                    chips: chips.clone(),
-                },
-            ),
-        ];
+        let mut events = round_opened(&chips);
         for order in 1..=5u32 {
             for (k, zone) in [TableZone::Seat(1), TableZone::Dealer].into_iter().enumerate() {
                 let (track, face_up) = (2 * order + k as u32, zone == TableZone::Dealer && order == 5);
@@ -1645,21 +1650,8 @@ mod tests {
             card,
             phase: RoundPhase::Dealing,
         };
-        let mut base = vec![
-            (1, TrackEventKind::RoundStarted { chips: chips.clone(), by_hint: false }),
-            (
-                1,
-                TrackEventKind::Phase {
-                    from: RoundPhase::WaitingForBets,
-                    to: RoundPhase::Dealing,
-                    reason: "a card left the shoe".into(),
-                    chips,
-                },
-            ),
-            (2, dealt(1, 1, 1)),
-            (10, dealt(2, 2, 1)),
-            (20, dealt(3, 1, 2)),
-        ];
+        let mut base = round_opened(&chips);
+        base.extend([(2, dealt(1, 1, 1)), (10, dealt(2, 2, 1)), (20, dealt(3, 1, 2))]);
         // seat 2's second card lands at 30; its first "turns up" at 29, down at 40, up at 42
         let mut under = base.clone();
         under.extend([
