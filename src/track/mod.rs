@@ -619,6 +619,9 @@ const SHOE_EXIT_MM: f64 = 40.0;
 /// Centres closer than this share of a card's width are one card: a card lying
 /// on another hides it.
 const DUPLICATE_SHARE: f64 = 0.3;
+/// A track that comes to rest within this distance (mm) of where it was first seen never
+/// travelled: a piece of a card measured anew, or a card first seen as it landed.
+const BORN_IN_PLACE_MM: f64 = 10.0;
 
 /// Frames a chip stack is held after it was last seen (presence flicker).
 const CHIP_HOLD_FRAMES: u64 = 3;
@@ -1896,7 +1899,15 @@ impl Tracker {
         // them measured off its place (a hand squared up at the reveal).
         if let (false, Some(zone)) = (self.tracks[ti].arrived, self.tracks[ti].candidate) {
             let (id, pos, read) = (self.tracks[ti].id, self.tracks[ti].pos, self.tracks[ti].identity);
-            let twin = self.near_in_zone(id, zone, pos, DUPLICATE_SHARE, |o| {
+            // After the deal, a piece first seen where it comes to rest is the hand measured in
+            // one piece more (its cards nudged while the player decides), not a card dealt: a
+            // card dealt then comes from the shoe or a hand, moving. A hand is spread at least
+            // half a card apart, so such a piece is the card it lies within that of (Fortune
+            // seed 11 rounds 3 and 4: pieces 18-21 mm from a card of three hands, each a
+            // "4 cards where 3 are dealt" and two of them a card removed after).
+            let born_in_place = self.tracks[ti].born.dist(pos) < BORN_IN_PLACE_MM;
+            let share = if phase == RoundPhase::Decisions && born_in_place { TWIN_READ_SHARE } else { DUPLICATE_SHARE };
+            let twin = self.near_in_zone(id, zone, pos, share, |o| {
                 o.arrived && !o.abandoned && !(read.is_some() && o.identity.is_some() && o.identity != read)
             });
             if let Some(j) = twin {
@@ -2740,6 +2751,45 @@ mod tests {
         let (at, z) = dealt[per];
         assert_eq!(z, zone);
         assert!(at >= put + late, "{dealt:?}");
+    }
+
+    /// Fortune seed 11, clean rounds 3 and 4: while the players decided, three hands of backs
+    /// were measured in one piece more, 18–21 mm from one of their cards (a hand is spread at
+    /// least half a card apart); each piece, first seen where it came to rest, was dealt as a
+    /// fourth card ("4 cards where 3 are dealt"), and two of the hands later lost a card. A
+    /// card brought there counts.
+    #[test]
+    fn a_piece_first_seen_at_rest_in_a_dealt_hand_is_no_card_but_a_card_brought_there_is() {
+        let per = usize::from(Ruleset::new(RulesetId::Fortune3cp2025).cards_per_hand);
+        let run = |brought: bool| -> Vec<u64> {
+            let (mut t, g) = tracker();
+            let resting = |n: u64| sliding_hand(&g, 3, per, n);
+            let full = 20 * per as u64 + 50;
+            let mut dealt = Vec::new();
+            let mut push = |t: &mut Tracker, n: u64, cards: Vec<CardObservation>| {
+                let obs = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![] };
+                dealt.extend(t.push(&obs).into_iter().filter_map(|e| match e.kind {
+                    TrackEventKind::Dealt { .. } => Some(n),
+                    _ => None,
+                }));
+            };
+            for n in 0..full {
+                push(&mut t, n, resting(n));
+            }
+            assert_eq!(t.phase(), RoundPhase::Decisions);
+            // 0.35 of a card's width past the hand's last card, along the hand
+            let (a, b) = (hand_spot(&g, 3, per - 2), hand_spot(&g, 3, per - 1));
+            let k = 0.35 * g.calibration.card_size_mm[0] / a.dist(b);
+            let piece = Point::new(b.x + k * (b.x - a.x), b.y + k * (b.y - a.y));
+            for n in full..full + 200 {
+                let mut cards = resting(n);
+                cards.push(if brought { slid_in(&g, piece, full, n) } else { back_at(&g, piece) });
+                push(&mut t, n, cards);
+            }
+            dealt
+        };
+        assert_eq!(run(false).len(), per, "a piece of the hand");
+        assert_eq!(run(true).len(), per + 1, "a card slid in");
     }
 
     /// Stud seed 7, clean round: the fifth card landing on seat 1's hand made its pieces jump,
