@@ -663,9 +663,9 @@ pub const FIRM_IDENTITY_SHARE: u32 = 2;
 
 /// A card is not confirmed as a face while at least this share of its sure reads of that face
 /// were [contested](ObservedFace::Contested): another card of the frame read as the same face
-/// in another print. On 1080p simulator sessions a misread twin's reads were contested in about
-/// three frames of five where both cards showed, a true second copy's in none of 62
-/// (docs/pipeline.md, "Twin prints").
+/// in another print. On 1080p simulator sessions the prints of misread twins differed in 124 of
+/// the 136 frames where both were read as one face (Fortune seed 11), a true second copy's in
+/// none of 62 (docs/pipeline.md, "Twin prints").
 pub const DISPUTE_SHARE: f64 = 0.2;
 
 /// Contested reads that dispute a face for good, while [`DISPUTE_SHARE`] holds: the card is not
