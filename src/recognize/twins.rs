@@ -112,16 +112,14 @@ pub fn compare_twins(image: &Mat, cards: &mut [DetectedCard]) -> Result<(), Reco
             Some(_) => TwinPrint::Same,
         };
         if debug {
-            let centre =
-                |q: &Quad| (q.iter().map(|p| p.x).sum::<f64>() / 4.0, q.iter().map(|p| p.y).sum::<f64>() / 4.0);
             let (a, b) = (centre(&quads[i]), centre(&quads[j]));
             eprintln!(
                 "twins: {} at ({:.0}, {:.0}) and ({:.0}, {:.0}): unmatched {share:.2?} -> {found:?}",
                 cards[i].card.code(),
-                a.0,
-                a.1,
-                b.0,
-                b.1
+                a.x,
+                a.y,
+                b.x,
+                b.y
             );
         }
         for k in [i, j] {
@@ -157,8 +155,13 @@ fn face_views(image: &Mat, quad: &Quad, covers: &[Polygon]) -> Result<Vec<FaceVi
     Ok(out)
 }
 
+/// The mean of a quad's corners.
+fn centre(quad: &Quad) -> Point {
+    Point { x: quad.iter().map(|p| p.x).sum::<f64>() / 4.0, y: quad.iter().map(|p| p.y).sum::<f64>() / 4.0 }
+}
+
 fn grown(quad: &Quad) -> Polygon {
-    let c = Point { x: quad.iter().map(|p| p.x).sum::<f64>() / 4.0, y: quad.iter().map(|p| p.y).sum::<f64>() / 4.0 };
+    let c = centre(quad);
     Polygon(
         quad.iter()
             .map(|p| Point { x: c.x + COVER_GROWTH * (p.x - c.x), y: c.y + COVER_GROWTH * (p.y - c.y) })
