@@ -2,9 +2,12 @@
 //! table's [`Sequencer`] and the readable lines `tablecam run` prints.
 use std::sync::Arc;
 
+use opencv::prelude::*;
+
 use super::contract::{HealthReport, ObservedFrame, SerializedEvent, TableHint, TableLogic, TableSetup};
 use super::PipelineError;
 use crate::events::{Event, EventBody, RoundFlag, RoundOutcome, Sequencer, StageHealth};
+use crate::recognize::twins::PrintBook;
 use crate::recognize::{CardIdentity, DetectedCard, TwinPrint};
 use crate::rules::Ruleset;
 use crate::source::HealthEvent;
@@ -22,6 +25,9 @@ pub struct MonitorLogic {
     /// Refused backend messages, reported with the frame they arrived before (as accepted
     /// ones are echoed), so that a replay can put them back at the same place.
     refused: Vec<String>,
+    /// The prints of the faces read this round, so that a misread twin is caught when the card
+    /// it seems to duplicate has left the table ([`PrintBook`]).
+    prints: PrintBook,
 }
 
 impl MonitorLogic {
@@ -41,6 +47,7 @@ impl MonitorLogic {
             camera_id: setup.camera_id.to_string(),
             last: (0, 0.0),
             refused: Vec::new(),
+            prints: PrintBook::new(),
         })
     }
 
@@ -104,10 +111,15 @@ pub fn observation(card: &DetectedCard) -> CardObservation {
 
 /// The tracker's input for one observed frame.
 pub fn frame_observations(frame: &ObservedFrame) -> FrameObservations {
+    observations_with(frame, &frame.cards)
+}
+
+/// [`frame_observations`] with the frame's cards as later checks left them.
+fn observations_with(frame: &ObservedFrame, cards: &[DetectedCard]) -> FrameObservations {
     FrameObservations {
         frame: frame.frame,
         time_ms: frame.timestamp_ms,
-        cards: frame.cards.iter().map(observation).collect(),
+        cards: cards.iter().map(observation).collect(),
         spots: frame
             .spots
             .iter()
@@ -122,7 +134,22 @@ impl TableLogic for MonitorLogic {
     fn frame(&mut self, frame: &ObservedFrame, out: &mut Vec<SerializedEvent>) -> Result<(), PipelineError> {
         self.last = (frame.frame, frame.timestamp_ms);
         self.report_refused(out);
-        for e in self.monitor.push(&frame_observations(frame)) {
+        let mut cards = frame.cards.clone();
+        // A replayed or synthetic frame may come without its image: its cards keep their twins.
+        if !frame.image.empty() {
+            if let Err(e) = self.prints.sight(&frame.image, frame.frame, &mut cards) {
+                // The frame is still tracked, with the twins the recognizer found: reported,
+                // not dropped.
+                cards = frame.cards.clone();
+                let e =
+                    self.envelope(EventBody::Error { source: "track".into(), message: format!("print check: {e}") });
+                self.emit(e, false, out);
+            }
+        }
+        for e in self.monitor.push(&observations_with(frame, &cards)) {
+            if matches!(e.body, EventBody::RoundStarted { .. }) {
+                self.prints.clear();
+            }
             self.emit(e, false, out);
         }
         Ok(())
