@@ -151,6 +151,10 @@ const STILL_PX: f64 = 2.0;
 /// Frames between two cuts of one sighting's print; a cut that shows more print tiles replaces
 /// the kept one.
 const RECUT_FRAMES: u64 = 15;
+/// Sightings a round may hold (a round deals at most a few dozen cards): past it no new place is
+/// noted, so that a round start the tracker never sees cannot grow the book without end (each
+/// sighting keeps about 60 kB of print).
+const MAX_SIGHTINGS: usize = 256;
 
 /// The faces read in a round, each at the places it was read, with one print per place: a card
 /// read as a face that a card elsewhere showed before — since gathered, or read otherwise now —
@@ -241,6 +245,7 @@ impl PrintBook {
                     self.sightings[k].spot.follow(at);
                     k
                 }
+                None if self.sightings.len() >= MAX_SIGHTINGS => continue,
                 None => {
                     let spot = Spot::new(at);
                     self.sightings.push(Sighting { card: face, spot, print: None });
@@ -579,5 +584,22 @@ mod tests {
         assert_eq!(ace_read_again_elsewhere(Pip::Plain, false), vec![Alone; 5]);
         // a new round may bring a new deck
         assert_eq!(ace_read_again_elsewhere(Pip::Ringed, true), vec![Alone; 5]);
+    }
+
+    #[test]
+    fn a_round_notes_a_bounded_number_of_places() {
+        let mut book = PrintBook::new();
+        let img = felt_with(&[]);
+        let mut frame = 0;
+        for face in Card::all() {
+            for k in 0..5 {
+                frame += 1;
+                let mut cards = vec![card_at(10 + 60 * k, 60, CardIdentity::Card(face))];
+                book.sight(&img, frame, &mut cards).unwrap();
+            }
+        }
+        assert_eq!(book.sightings.len(), MAX_SIGHTINGS);
+        book.clear();
+        assert!(book.sightings.is_empty());
     }
 }
