@@ -59,11 +59,8 @@ struct FaceView {
 /// other card's face, with the faces laid either way up against each other (the way that
 /// matches best counts). `None` when the faces show too little in common to compare.
 pub fn differing_share(image: &Mat, quads: &[Quad], i: usize, j: usize) -> Result<Option<f64>, RecognizeError> {
-    let covers = |k: usize| -> Vec<Polygon> {
-        quads.iter().enumerate().filter(|&(o, _)| o != k).map(|(_, q)| grown(q)).collect()
-    };
-    let a = face_views(image, &quads[i], &covers(i))?;
-    let b = face_views(image, &quads[j], &covers(j))?;
+    let a = face_views(image, quads, i)?;
+    let b = face_views(image, quads, j)?;
     Ok(unmatched_share(&a, &b))
 }
 
@@ -276,8 +273,7 @@ impl PrintBook {
         if !due {
             return Ok(false);
         }
-        let covers: Vec<Polygon> = quads.iter().enumerate().filter(|&(o, _)| o != i).map(|(_, q)| grown(q)).collect();
-        let views = face_views(image, &quads[i], &covers)?;
+        let views = face_views(image, quads, i)?;
         let tiles = tile_origins().filter(|&(x, y)| print_tile(&views[0], x, y).is_some()).count();
         let s = &mut self.sightings[k];
         let better = s.print.as_ref().map_or(true, |p| tiles > p.tiles);
@@ -322,7 +318,11 @@ fn long_side(quad: &Quad) -> f64 {
     (0..4).map(|k| quad[k].dist(quad[(k + 1) % 4])).fold(0.0, f64::max)
 }
 
-fn face_views(image: &Mat, quad: &Quad, covers: &[Polygon]) -> Result<Vec<FaceView>, RecognizeError> {
+/// Card `card` of `quads` cut from both ends ([`FaceView`]), every other card's grown outline
+/// masking it.
+fn face_views(image: &Mat, quads: &[Quad], card: usize) -> Result<Vec<FaceView>, RecognizeError> {
+    let covers: Vec<Polygon> = quads.iter().enumerate().filter(|&(o, _)| o != card).map(|(_, q)| grown(q)).collect();
+    let quad = &quads[card];
     let (h, w) = CUT.patch;
     let plane = h * w;
     let mut out = Vec::new();
