@@ -474,6 +474,16 @@ pub fn combine(patches: &[&[f32]], min_confidence: f32) -> Verdict {
     Verdict { identity, confidence, informative: informative.len(), conflict, face, reading }
 }
 
+/// Whether a card's index corners read `back` surely: their combined reading is `back` at
+/// `min_confidence` with no conflict (a covered corner, `unknown`, adds nothing either way).
+///
+/// The recognizer leaves such a card out of the whole-card classifier when the table plane
+/// measured it face down too (docs/recognition.md, "Speed"): the whole-card network costs 1.7×
+/// the corner network per patch, and at the deal most of a table's cards are backs.
+pub fn surely_back(index: &[&[f32]], min_confidence: f32) -> bool {
+    combine(index, min_confidence).identity == CardIdentity::Back
+}
+
 /// Combines a card's index-corner patches (`index`) with its whole-card patches (`face`, from a
 /// second classifier, [`CornerCut::FACE`]).
 ///
@@ -808,6 +818,27 @@ mod tests {
         assert_eq!(combine(&[], 0.9).confidence, 0.0);
         // A back is a label like the others.
         assert_eq!(combine(&[&probs(&[(BACK, 0.99)])], 0.9).identity, CardIdentity::Back);
+    }
+
+    /// Which cards the recognizer may leave out of the whole-card classifier: those whose
+    /// corners read `back` surely, and only those.
+    #[test]
+    fn only_corners_sure_of_a_back_are_surely_a_back() {
+        let back = probs(&[(BACK, 0.9995)]);
+        let leaning_back = probs(&[(BACK, 0.97)]);
+        let blank = probs(&[(UNKNOWN, 0.9)]);
+        let face = probs(&[(card("8D"), 0.9995)]);
+        let unsure_face = probs(&[(BACK, 0.6), (card("8D"), 0.35)]);
+        assert!(surely_back(&[&back, &back], 0.999));
+        assert!(surely_back(&[&back, &blank], 0.999), "a covered corner adds nothing either way");
+        assert!(surely_back(&[&leaning_back, &leaning_back], 0.999), "two leaning corners combine");
+        assert!(!surely_back(&[&leaning_back, &blank], 0.999), "one corner below the threshold");
+        assert!(!surely_back(&[&back, &face], 0.999), "a corner showing a face is a conflict");
+        assert!(!surely_back(&[&leaning_back, &face], 0.999), "an unsure back and a sure face");
+        assert!(!surely_back(&[&unsure_face], 0.999), "a corner leaning to a back, unsure");
+        assert!(surely_back(&[&back, &unsure_face], 0.999), "as `combine` reads it: a sure corner outweighs");
+        assert!(!surely_back(&[&blank, &blank], 0.999), "corners that show nothing");
+        assert!(!surely_back(&[], 0.999));
     }
 
     /// The whole-card views name a card only where the index corners lean to it too.

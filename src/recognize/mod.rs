@@ -650,8 +650,18 @@ impl Recognizer {
         let batch = cut_batch(image, kind, &jobs)?;
         let probs = self.classifier.classify(batch.view())?;
         times.patches = jobs.len();
-        // the whole faces of the cards whose corners are read
-        let face_cards: Vec<usize> = (0..cards.len()).filter(|&k| !card_patches[k].is_empty()).collect();
+        let min_conf = self.classifier.min_confidence();
+        // The whole faces of the cards whose corners are read, but for backs beyond doubt: a card
+        // the plane measured face down whose corners read `back` surely. Both are needed: corners
+        // cut from a quad measured off its card read the felt as a back, and the whole-card
+        // view then still sees the face (docs/recognition.md, "Speed").
+        let face_cards: Vec<usize> = (0..cards.len())
+            .filter(|&k| {
+                !card_patches[k].is_empty()
+                    && (cards[k].face_up
+                        || !classify::surely_back(&prob_rows(&probs, card_patches[k].iter().copied()), min_conf))
+            })
+            .collect();
         let quads: Vec<Quad> = face_cards.iter().map(|&k| cards[k].quad).collect();
         let face_probs = self.read_faces(image, &quads)?;
         let mut face_rows: Vec<Vec<usize>> = vec![Vec::new(); cards.len()];
@@ -662,7 +672,6 @@ impl Recognizer {
             times.patches += 2 * face_cards.len();
         }
 
-        let min_conf = self.classifier.min_confidence();
         let mut verdicts: Vec<classify::Verdict> = (0..cards.len())
             .map(|k| {
                 let faces = face_probs.as_ref().map_or_else(Vec::new, |fp| prob_rows(fp, face_rows[k].iter().copied()));
