@@ -20,6 +20,12 @@ impl Point {
     pub fn dist(self, o: Point) -> f64 {
         (self.x - o.x).hypot(self.y - o.y)
     }
+
+    /// The mean of `points` (a quad's centre, for one); the origin for none.
+    pub fn mean(points: &[Point]) -> Point {
+        let n = points.len().max(1) as f64;
+        Point::new(points.iter().map(|p| p.x).sum::<f64>() / n, points.iter().map(|p| p.y).sum::<f64>() / n)
+    }
 }
 
 /// A projective transform of the plane, row-major.
@@ -150,8 +156,7 @@ impl Polygon {
         let v = &self.0;
         let a = self.signed_area();
         if a.abs() < 1e-12 {
-            let n = v.len().max(1) as f64;
-            return Point::new(v.iter().map(|p| p.x).sum::<f64>() / n, v.iter().map(|p| p.y).sum::<f64>() / n);
+            return Point::mean(v);
         }
         let (mut cx, mut cy) = (0.0, 0.0);
         for i in 0..v.len() {

@@ -326,8 +326,7 @@ pub fn build(
 
 /// The zone name a detected card lies in, from its centre on the table plane.
 fn zone_of(session: &Session, card: &DetectedCard) -> String {
-    let (sx, sy) = card.quad.iter().fold((0.0, 0.0), |(x, y), p| (x + p.x, y + p.y));
-    let centre = crate::calib::Point::new(sx / 4.0, sy / 4.0);
+    let centre = crate::calib::Point::mean(&card.quad);
     session
         .geometry
         .image_to_table(centre)

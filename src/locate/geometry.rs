@@ -13,8 +13,7 @@ pub type Quad = [Point; 4];
 /// Orders the corners of a convex quadrilateral by the convention: clockwise on screen, starting
 /// from the smallest `x + y` (ties broken by the smaller `y`).
 pub fn order_quad(corners: [Point; 4]) -> Quad {
-    let cx = corners.iter().map(|p| p.x).sum::<f64>() / 4.0;
-    let cy = corners.iter().map(|p| p.y).sum::<f64>() / 4.0;
+    let Point { x: cx, y: cy } = Point::mean(&corners);
     let mut pts = corners;
     // With y down, increasing atan2 turns from +x towards +y: clockwise on screen.
     pts.sort_by(|a, b| (a.y - cy).atan2(a.x - cx).total_cmp(&(b.y - cy).atan2(b.x - cx)));
@@ -84,7 +83,7 @@ impl RotatedRect {
     /// centre = mean of the corners, sides = means of opposite edges, angle = that of the longer
     /// pair of edges.
     pub fn from_quad(q: &[Point; 4]) -> RotatedRect {
-        let center = Point::new(q.iter().map(|p| p.x).sum::<f64>() / 4.0, q.iter().map(|p| p.y).sum::<f64>() / 4.0);
+        let center = Point::mean(q);
         let e = |i: usize| Point::new(q[(i + 1) % 4].x - q[i].x, q[(i + 1) % 4].y - q[i].y);
         let len = |p: Point| p.x.hypot(p.y);
         let (a, b) = ((len(e(0)) + len(e(2))) / 2.0, (len(e(1)) + len(e(3))) / 2.0);

@@ -260,11 +260,6 @@ pub struct ErrorCase {
     pub outlines: [Option<[Point; 4]>; 2],
 }
 
-fn centre(q: &[Point]) -> Point {
-    let n = q.len().max(1) as f64;
-    Point::new(q.iter().map(|p| p.x).sum::<f64>() / n, q.iter().map(|p| p.y).sum::<f64>() / n)
-}
-
 /// Counts of the simulator evaluation.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct SimCounts {
@@ -449,7 +444,7 @@ pub fn score_sim(truth: &[SimCard], dets: &[DetectedCard]) -> FrameScore {
         let poly = Polygon(quads[t].to_vec());
         let read = matched.or_else(|| {
             (0..dets.len())
-                .filter(|&d| dets[d].source == Source::IndexOnly && poly.contains(centre(&dets[d].quad)))
+                .filter(|&d| dets[d].source == Source::IndexOnly && poly.contains(Point::mean(&dets[d].quad)))
                 .max_by(|&a, &b| dets[a].confidence.total_cmp(&dets[b].confidence))
         });
         let got = read.map(|d| &dets[d]);
@@ -536,7 +531,7 @@ impl RealCounts {
 /// overlap.
 pub fn real_match(det: &DetectedCard, label: &RealLabel) -> bool {
     let b = box_quad(label.bbox);
-    if polygon_iou(&det.quad, &b) >= REAL_IOU || Polygon(det.quad.to_vec()).contains(centre(&b)) {
+    if polygon_iou(&det.quad, &b) >= REAL_IOU || Polygon(det.quad.to_vec()).contains(Point::mean(&b)) {
         return true;
     }
     label.n_corners == 1 && polygon_area(&intersect_convex(&det.quad, &b)) > 0.0

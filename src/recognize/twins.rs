@@ -120,7 +120,7 @@ pub fn compare_twins(image: &Mat, cards: &mut [DetectedCard]) -> Result<(), Reco
             Some(_) => TwinPrint::Same,
         };
         if debug {
-            let (a, b) = (centre(&quads[i]), centre(&quads[j]));
+            let (a, b) = (Point::mean(&quads[i]), Point::mean(&quads[j]));
             eprintln!(
                 "twins: {} at ({:.0}, {:.0}) and ({:.0}, {:.0}): unmatched {share:.2?} -> {found:?}",
                 cards[i].card.code(),
@@ -234,7 +234,7 @@ impl PrintBook {
         let mut taken = vec![false; self.sightings.len()];
         for i in 0..cards.len() {
             let CardIdentity::Card(face) = cards[i].card else { continue };
-            let at = centre(&quads[i]);
+            let at = Point::mean(&quads[i]);
             let reach = SIGHTING_REACH * long_side(&quads[i]);
             let free = self.sightings.iter().enumerate().filter(|&(k, s)| !taken[k] && s.card == face);
             let k = match nearest(free.map(|(k, s)| (k, &s.spot)), at, reach) {
@@ -348,13 +348,8 @@ fn face_views(image: &Mat, quads: &[Quad], card: usize) -> Result<Vec<FaceView>,
     Ok(out)
 }
 
-/// The mean of a quad's corners.
-fn centre(quad: &Quad) -> Point {
-    Point { x: quad.iter().map(|p| p.x).sum::<f64>() / 4.0, y: quad.iter().map(|p| p.y).sum::<f64>() / 4.0 }
-}
-
 fn grown(quad: &Quad) -> Polygon {
-    let c = centre(quad);
+    let c = Point::mean(quad);
     Polygon(
         quad.iter()
             .map(|p| Point { x: c.x + COVER_GROWTH * (p.x - c.x), y: c.y + COVER_GROWTH * (p.y - c.y) })

@@ -88,8 +88,7 @@ pub fn observe(
                 None => ok = false,
             }
         }
-        let cx = quad.iter().map(|p| p.x).sum::<f64>() / 4.0;
-        let cy = quad.iter().map(|p| p.y).sum::<f64>() / 4.0;
+        let Point { x: cx, y: cy } = Point::mean(&quad);
         if !ok || !(0.0..size.0).contains(&cx) || !(0.0..size.1).contains(&cy) {
             continue;
         }

@@ -970,11 +970,7 @@ impl Tracker {
             .cards
             .iter()
             .filter_map(|c| {
-                let n = 4.0;
-                let centre = Point::new(
-                    c.quad.iter().map(|p| p.x).sum::<f64>() / n,
-                    c.quad.iter().map(|p| p.y).sum::<f64>() / n,
-                );
+                let centre = Point::mean(&c.quad);
                 let p = self.geometry.image_to_table(centre)?;
                 (p.x.is_finite() && p.y.is_finite()).then_some((p, *c))
             })

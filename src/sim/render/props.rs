@@ -22,10 +22,7 @@ impl Solid {
 
     /// Side faces visible from the camera, each as (face index, canvas polygon).
     fn visible_sides(&self, proj: &Projector) -> Vec<(usize, Vec<Point>)> {
-        let centre = Point::new(
-            self.foot.iter().map(|p| p.x).sum::<f64>() / 4.0,
-            self.foot.iter().map(|p| p.y).sum::<f64>() / 4.0,
-        );
+        let centre = Point::mean(&self.foot);
         let mut out = Vec::new();
         for i in 0..4 {
             let j = (i + 1) % 4;
@@ -87,7 +84,7 @@ pub(crate) fn draw_props(
 }
 
 fn soft_shadow(canvas: &mut Buf, proj: &Projector, s: &Solid, grow: f64) -> Result<(), RenderError> {
-    let c = Point::new(s.foot.iter().map(|p| p.x).sum::<f64>() / 4.0, s.foot.iter().map(|p| p.y).sum::<f64>() / 4.0);
+    let c = Point::mean(&s.foot);
     let pts: Option<Vec<Point>> = s
         .foot
         .iter()
