@@ -134,6 +134,12 @@ pub struct TrackerOptions {
     pub unsure_min_confidence: f32,
     /// Consecutive frames of the other side before a card counts as turned.
     pub face_frames: u32,
+    /// Consecutive frames of a face before a face-down card counts as turned up when none of
+    /// them named the face (at least `face_frames`). A back design the classifiers never saw
+    /// can pass for an unread face for a frame or two while it lies still (stud seed 11, round
+    /// 9: two frames, a false exposure; docs/pipeline.md, "Unread faces turn a card slowly"); a
+    /// card really turned up stays so, and a named read turns it at `face_frames` as before.
+    pub unread_face_frames: u32,
     /// Below this speed (mm/frame) a card is still.
     pub settle_speed_mm: f64,
     /// Still frames inside a zone before the card belongs to it.
@@ -191,6 +197,7 @@ impl Default for TrackerOptions {
             unsure_votes: 0,
             unsure_min_confidence: 0.98,
             face_frames: 2,
+            unread_face_frames: 4,
             settle_speed_mm: 6.0,
             settle_frames: 2,
             extra_card_settle_frames: 10,
@@ -236,6 +243,9 @@ impl TrackerOptions {
         }
         if self.identity_votes == 0 || self.confirm_hits == 0 || self.face_frames == 0 || self.settle_frames == 0 {
             return bad("identity_votes", "frame and vote counts must be at least 1");
+        }
+        if self.unread_face_frames < self.face_frames {
+            return bad("unread_face_frames", "must be at least face_frames");
         }
         if self.extra_card_settle_frames < self.settle_frames {
             return bad("extra_card_settle_frames", "must be at least settle_frames");
@@ -474,6 +484,8 @@ struct Track {
     confirmed: bool,
     face_up: bool,
     face_streak: u32,
+    /// Whether a frame of the current `face_streak` named the face it shows.
+    face_streak_named: bool,
     votes: IdentityVotes,
     identity: Option<Card>,
     zone: Option<TableZone>,
@@ -1156,6 +1168,7 @@ impl Tracker {
                     confirmed: self.opts.confirm_hits <= 1,
                     face_up: o.face_up,
                     face_streak: 0,
+                    face_streak_named: false,
                     votes: IdentityVotes::default(),
                     identity: None,
                     zone: None,
@@ -1506,12 +1519,15 @@ impl Tracker {
         if t.hits >= opts.confirm_hits {
             t.confirmed = true;
         }
-        // Face side, debounced.
+        // Face side, debounced; longer for a face never named (`unread_face_frames`).
         if o.face_up != t.face_up {
             t.face_streak += 1;
-            if t.face_streak >= opts.face_frames {
+            t.face_streak_named |= matches!(o.face, ObservedFace::Card(_) | ObservedFace::Contested(_));
+            let needed = if o.face_up && !t.face_streak_named { opts.unread_face_frames } else { opts.face_frames };
+            if t.face_streak >= needed {
                 t.face_up = o.face_up;
                 t.face_streak = 0;
+                t.face_streak_named = false;
                 t.votes.clear();
                 if t.zone.is_some() {
                     changes.turned = Some(t.face_up);
@@ -1519,6 +1535,7 @@ impl Tracker {
             }
         } else {
             t.face_streak = 0;
+            t.face_streak_named = false;
         }
         // Identity votes: face reads of a still, face-up card.
         if t.face_up && o.face_up && t.speed() <= opts.vote_max_speed_mm {
@@ -2450,6 +2467,41 @@ mod tests {
         assert_eq!(identified.len(), 1, "{identified:?}");
         assert_eq!(identified[0].1, card);
         assert_eq!(t.cards().iter().filter(|c| c.3 == Some(card)).count(), 1, "{:?}", t.cards());
+    }
+
+    /// A face-down card that shows an unread face for `flicker` frames (an unseen back design
+    /// passing for a face) and its back again: whether the tracker reported it turned up.
+    fn turned_up_after_flicker(flicker: u64, face: ObservedFace) -> bool {
+        let (mut t, g) = tracker();
+        let hand = hand_centre(&g, 3);
+        let mut turned = false;
+        for n in 0..80u64 {
+            // it slides in face down and rests; from frame 40 it shows a face for `flicker` frames
+            let k = n.min(15) as f64;
+            let mut o = back_at(&g, Point::new(hand.x, hand.y + 15.0 * (15.0 - k)));
+            if (40..40 + flicker).contains(&n) {
+                o = CardObservation { face, face_up: true, confidence: 0.999, ..o };
+            }
+            let obs = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards: vec![o], spots: vec![] };
+            turned |= t.push(&obs).iter().any(|e| matches!(e.kind, TrackEventKind::Turned { face_up: true, .. }));
+        }
+        turned
+    }
+
+    /// Stud seed 11, round 9: a back of a design the classifiers never saw read as a face,
+    /// unread, for two frames turned the card up and raised a false exposure.
+    #[test]
+    fn an_unread_face_for_a_few_frames_does_not_turn_a_card_but_a_named_one_does() {
+        let unread = u64::from(TrackerOptions::default().unread_face_frames);
+        let seven: Card = "7C".parse().unwrap();
+        for face in [ObservedFace::Unknown, ObservedFace::Unsure(seven)] {
+            assert!(!turned_up_after_flicker(unread - 1, face), "{face:?} for {} frames", unread - 1);
+            assert!(turned_up_after_flicker(unread, face), "{face:?} for {unread} frames");
+        }
+        let named = u64::from(TrackerOptions::default().face_frames);
+        assert!(named < unread);
+        assert!(turned_up_after_flicker(named, ObservedFace::Card(seven)), "a named face turns at face_frames");
+        assert!(!turned_up_after_flicker(named - 1, ObservedFace::Card(seven)));
     }
 
     /// Two cards of two hands read as one face: `twin` says how the recognizer found their
