@@ -206,7 +206,8 @@ pub struct RecognizerOptions {
 pub const MIN_INDEX_PX: f64 = 14.0;
 
 /// Combined probability of a face (any card, not `back`) from a card-corner classifier above
-/// which a card the table plane's white share took for a back is face up.
+/// which a card the table plane's white share took for a back is face up; below
+/// `1 - FACE_OVERRULE`, a card it took for a face is a back.
 pub const FACE_OVERRULE: f32 = 0.99;
 
 impl Default for RecognizerOptions {
@@ -678,14 +679,8 @@ impl Recognizer {
                 classify::combine_models(&prob_rows(&probs, card_patches[k].iter().copied()), &faces, min_conf)
             })
             .collect();
-        // A card read on a "face-down" card is a face whose print the white share missed
-        // (a court card's picture, dim light, cream stock); so is one the classifier
-        // clearly sees a face on, even before it can tell which.
-        let shows_face = |card: &FoundCard, v: &classify::Verdict| {
-            card.face_up
-                || (kind.corner_cut().is_some() && v.face >= FACE_OVERRULE)
-                || matches!(v.identity, CardIdentity::Card(_))
-        };
+        let corner_cut = kind.corner_cut().is_some();
+        let shows_face = |card: &FoundCard, v: &classify::Verdict| shows_face(card.face_up, corner_cut, v);
         // On a calibrated table the glyph classifier also reads the indexes found in the corners
         // of every readable face the card classifiers left unnamed (table_glyphs).
         if calibration.is_some() {
@@ -1049,6 +1044,23 @@ impl Recognizer {
 
 /// The pyramid level a proposal's glyph view is cut from: the view whole, as the training cut it
 /// (at most [`MAX_GLYPH_VIEW_PX`] high).
+/// Whether a located card shows its face: what the table plane measured (`plane_face_up`, its
+/// white share), unless the card classifiers' verdict says otherwise.
+///
+/// A card read on a "face-down" card is a face whose print the white share missed (a court
+/// card's picture, dim light, cream stock); so is one a card-corner classifier (`corner_cut`)
+/// clearly sees a face on, even before it can tell which ([`FACE_OVERRULE`]). The other way
+/// round, a "face-up" card the classifiers clearly see a back on, though below the threshold
+/// that names a back, is a back whose print the white share took for a face: cream flowers
+/// printed on a design never trained on (stud seed 11, docs/pipeline.md, "Backs the plane took
+/// for faces"). Patches that showed nothing are no evidence either way.
+fn shows_face(plane_face_up: bool, corner_cut: bool, v: &classify::Verdict) -> bool {
+    let clearly_back = corner_cut && v.informative > 0 && v.face <= 1.0 - FACE_OVERRULE;
+    (plane_face_up && !clearly_back)
+        || (corner_cut && v.face >= FACE_OVERRULE)
+        || matches!(v.identity, CardIdentity::Card(_))
+}
+
 fn glyph_level(p: &locate::glyphs::IndexProposal) -> u32 {
     (p.height() / locate::glyphs::GLYPH_SPAN / MAX_GLYPH_VIEW_PX).log2().ceil().max(0.0) as u32
 }
@@ -1491,6 +1503,28 @@ mod tests {
         };
         let reading = identity.card();
         classify::Verdict { identity, confidence, informative: 2, conflict: false, face, reading }
+    }
+
+    #[test]
+    fn the_classifiers_overrule_the_planes_side_only_when_clearly_sure() {
+        let v = |identity: &str, face: f32, informative: usize| classify::Verdict {
+            informative,
+            ..verdict(identity, 0.5, face)
+        };
+        // the plane's side stands while the classifiers are unsure either way
+        assert!(shows_face(true, true, &v("unknown", 0.5, 2)));
+        assert!(!shows_face(false, true, &v("unknown", 0.5, 2)));
+        // a face the plane missed: the classifiers see one clearly, or name the card
+        assert!(shows_face(false, true, &v("unknown", 0.995, 2)));
+        assert!(shows_face(false, true, &v("7H", 0.9995, 2)));
+        // a back the plane took for a face (stud seed 11: 0.0006–0.0028 face, no back named)
+        assert!(!shows_face(true, true, &v("unknown", 0.0028, 2)));
+        assert!(!shows_face(true, true, &v("back", 0.0, 2)));
+        // patches that showed nothing are no evidence of a back
+        assert!(shows_face(true, true, &v("unknown", 0.0, 0)));
+        // an index-box classifier (no corner cut) does not tell faces from backs
+        assert!(shows_face(true, false, &v("unknown", 0.0028, 2)));
+        assert!(!shows_face(false, false, &v("unknown", 0.995, 2)));
     }
 
     #[test]
