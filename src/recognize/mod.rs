@@ -1042,8 +1042,6 @@ impl Recognizer {
     }
 }
 
-/// The pyramid level a proposal's glyph view is cut from: the view whole, as the training cut it
-/// (at most [`MAX_GLYPH_VIEW_PX`] high).
 /// Whether a located card shows its face: what the table plane measured (`plane_face_up`, its
 /// white share), unless the card classifiers' verdict says otherwise.
 ///
@@ -1061,6 +1059,8 @@ fn shows_face(plane_face_up: bool, corner_cut: bool, v: &classify::Verdict) -> b
         || matches!(v.identity, CardIdentity::Card(_))
 }
 
+/// The pyramid level a proposal's glyph view is cut from: the view whole, as the training cut it
+/// (at most [`MAX_GLYPH_VIEW_PX`] high).
 fn glyph_level(p: &locate::glyphs::IndexProposal) -> u32 {
     (p.height() / locate::glyphs::GLYPH_SPAN / MAX_GLYPH_VIEW_PX).log2().ceil().max(0.0) as u32
 }
