@@ -680,7 +680,6 @@ impl Recognizer {
             })
             .collect();
         let corner_cut = kind.corner_cut().is_some();
-        let shows_face = |card: &FoundCard, v: &classify::Verdict| shows_face(card.face_up, corner_cut, v);
         // On a calibrated table the glyph classifier also reads the indexes found in the corners
         // of every readable face the card classifiers left unnamed (table_glyphs).
         if calibration.is_some() {
@@ -688,7 +687,9 @@ impl Recognizer {
             let faces: Vec<usize> = (0..cards.len())
                 .filter(|&k| {
                     let v = &verdicts[k];
-                    !card_patches[k].is_empty() && shows_face(&cards[k], v) && v.identity.card().is_none()
+                    !card_patches[k].is_empty()
+                        && shows_face(cards[k].face_up, corner_cut, v)
+                        && v.identity.card().is_none()
                 })
                 .collect();
             let quads: Vec<Quad> = cards.iter().map(|c| c.quad).collect();
@@ -698,8 +699,11 @@ impl Recognizer {
         let mut out = Vec::with_capacity(cards.len() + loose.len());
         for (k, card) in cards.iter().enumerate() {
             let v = verdicts[k];
-            let (identity, confidence) =
-                if shows_face(card, &v) { (v.identity, v.confidence) } else { (CardIdentity::Back, card.score) };
+            let (identity, confidence) = if shows_face(card.face_up, corner_cut, &v) {
+                (v.identity, v.confidence)
+            } else {
+                (CardIdentity::Back, card.score)
+            };
             out.push(DetectedCard {
                 card: identity,
                 confidence,
