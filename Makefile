@@ -15,7 +15,7 @@ CARGO ?= cargo
 PYTHON ?= python3
 BIN = ./target/release/tablecam
 
-.PHONY: setup build test demo bench odds lint fixtures doctor calibrations eval-presence train eval
+.PHONY: setup build test demo bench odds lint fixtures doctor calibrations eval-presence train quantize eval
 
 ## setup: install missing Debian packages and ONNX Runtime (.native/onnxruntime/)
 setup:
@@ -72,6 +72,10 @@ eval-presence: build
 ## train: retrain the recognition models from scratch on CPU (simulator dataset + the train half of ../shared/real-cards; see models/MODEL_CARD.md)
 train: build
 	bash scripts/train.sh
+
+## quantize: re-derive the committed 8-bit classifiers from their float originals (models/MODEL_CARD.md, "8-bit convolutions"; ~20 min on 2 cores)
+quantize: build
+	bash scripts/quantize.sh
 
 ## eval: recognition figures of models/*.onnx: simulator test split (deck families never trained on) and the held-out real photos
 eval: build

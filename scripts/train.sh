@@ -5,18 +5,13 @@
 #   3. the locator, then the card-corner classifier (patches synthesised from the deck artwork,
 #      models/training/corners.py, and index patches of the real photos' train half), then the
 #      whole-card classifier (corners.py --face), then the glyph classifier (glyph_patches.py);
-#      all exported to models/*.onnx with their checks.
+#      each classifier exported in float to var/training/float/ with its checks, then its
+#      convolutions quantized to 8 bits into models/ (models/training/quantize.py).
 # Seeds are fixed; the real photos are read from ../shared/real-cards (train half only,
 # see models/training/real_split.json). Override steps with LOCATOR_STEPS / CLASSIFIER_STEPS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-VENV=.native/train-venv
-if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import jax, onnx, onnxruntime, PIL" 2>/dev/null; then
-  echo "== training environment: $VENV"
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install --quiet --upgrade pip
-  "$VENV/bin/pip" install --quiet -r models/training/requirements.txt
-fi
+source scripts/train_env.sh  # $VENV, and the face sheets in $F
 if [ -n "${FONT_PATCHES:-}" ]; then
   # FONT_PATCHES=N adds N patches of random index styles drawn from fonts
   # (models/training/font_faces.py; tried for v7/v8 on 2026-11-26 and not adopted, MODEL_CARD.md).
@@ -47,13 +42,13 @@ if [ -n "${SKIP_CLASSIFIER:-}" ] && [ -z "${SKIP_FACE:-}" ]; then
   echo "SKIP_CLASSIFIER=1 needs SKIP_FACE=1 too: the whole-card classifier starts from the corner classifier's checkpoint" >&2
   exit 2
 fi
-F=datasets/generated/faces
-if [ ! -s "$F/faces.json" ]; then
-  ./target/release/tablecam simulate detections --faces "$F"
-fi
 T=var/training
 [ -z "${VISIBLE_LABELS:-}" ] || T=var/training/visible-labels  # never reuse patches labelled otherwise
-mkdir -p "$T"
+mkdir -p "$T/float"
+export T
+# Each classifier is exported in float to $T/float/NAME.onnx and its convolutions quantized to 8
+# bits into models/NAME.onnx by scripts/quantize.sh (2-3.5x faster on one core, the same answers
+# within the validation sets' noise; models/MODEL_CARD.md, "8-bit convolutions").
 # validation designs calibrate the threshold, test designs are only reported; neither is trained on
 # (60 k validation patches: a threshold is certified only by thousands of answers, train_corner.py).
 # VISIBLE_LABELS=1 labels patches by the index they show (corners.py --visible-labels; v9, tried
@@ -90,7 +85,8 @@ if [ -z "${SKIP_CLASSIFIER:-}" ]; then
   fi
   "$VENV/bin/python" models/training/train_corner.py --train "$TRAIN" "${EXTRA[@]}" \
     --val "$T/corners-val.npz" --test "$T/corners-test.npz" --steps "${CLASSIFIER_STEPS:-5000}" --seed 1 \
-    --faces "$F"
+    --faces "$F" --out "$T/float/classifier.onnx"
+  bash scripts/quantize.sh classifier
 fi
 # The whole-card classifier (models/face_classifier.onnx, docs/recognition.md "Whole-card
 # classifier"): the card's whole face upright, so that pips count a number card's rank where its
@@ -108,7 +104,8 @@ if [ -z "${SKIP_FACE:-}" ]; then
   "$VENV/bin/python" models/training/train_corner.py --face --train "$T/face-train.npz" \
     --val "$T/face-val.npz" --test "$T/face-test.npz" --steps "${FACE_STEPS:-3000}" --seed 1 \
     --init-convs "$T/corner-classifier.pkl" --ckpt "$T/face-classifier.pkl" \
-    --out models/face_classifier.onnx --faces "$F"
+    --out "$T/float/face_classifier.onnx" --faces "$F"
+  bash scripts/quantize.sh face_classifier
 fi
 # The glyph classifier (models/glyph_classifier.onnx, docs/recognition.md "the glyph classifier"): the
 # indexes of uncalibrated photos found as rank-over-suit glyph pairs, each cut centred on its own
@@ -118,7 +115,7 @@ fi
 # (models/training/ensemble.py), calibrated on validation patches whose partly hidden indexes are
 # left out (--hidden-index skip). Their convolutions start from the corner classifier's: the
 # checkpoint just trained above, or with SKIP_CLASSIFIER=1 the committed models/classifier.onnx's,
-# imported (nets.convs_from_onnx). SKIP_GLYPH=1 leaves it out (the committed one stays).
+# imported (nets.convs_from_onnx, its 8-bit weights dequantized). SKIP_GLYPH=1 leaves it out (the committed one stays).
 if [ -z "${SKIP_GLYPH:-}" ]; then
   echo "== glyph classifier (two networks)"
   G="$T/glyph"
@@ -141,6 +138,7 @@ if [ -z "${SKIP_GLYPH:-}" ]; then
       --init-convs "$INIT_CONVS" --ckpt "$G/glyph-$name.pkl" --out "$G/glyph-$name.onnx" --faces "$F"
   done
   "$VENV/bin/python" models/training/ensemble.py --member "$G/glyph-a.onnx" --member "$G/glyph-b.onnx" \
-    --combine geo --val "$G/calibration.npz" --real-test "$G/real-test.npz" --out models/glyph_classifier.onnx
+    --combine geo --val "$G/calibration.npz" --real-test "$G/real-test.npz" --out "$T/float/glyph_classifier.onnx"
+  bash scripts/quantize.sh glyph_classifier
 fi
 sha256sum models/locator.onnx models/classifier.onnx models/face_classifier.onnx models/glyph_classifier.onnx

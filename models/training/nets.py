@@ -217,8 +217,16 @@ def convs_from_onnx(path, x):
     import onnx
     from onnx import numpy_helper
     init = {t.name: numpy_helper.to_array(t) for t in onnx.load(path).graph.initializer}
+    # An 8-bit model (quantize.py, QDQ) stores NAME_quantized with a scale and zero point per
+    # output channel (NAME_scale or NAME_quantized_scale): dequantized, they are NAME again.
+    for q in [n for n in init if n.endswith("_quantized")]:
+        base = q[:-len("_quantized")]
+        pre = base if base + "_scale" in init else q
+        scale, zero = init[pre + "_scale"], init[pre + "_zero_point"]
+        shape = (-1,) + (1,) * (init[q].ndim - 1) if scale.ndim else ()
+        init[base] = ((init[q].astype(np.float32) - np.reshape(zero, shape)) * np.reshape(scale, shape)).astype(np.float32)
     # the exporter numbers its constants in the order it writes them: conv weights, then bias
-    convs = sorted((n for n in init if n.startswith("w_")), key=lambda n: int(n.split("_")[1]))
+    convs = sorted((n for n in init if n.startswith("w_") and n[2:].isdigit()), key=lambda n: int(n.split("_")[1]))
     if len(convs) != len(CLS_LAYERS):
         raise ValueError(f"{path}: {len(convs)} convolutions, expected {len(CLS_LAYERS)} (not a v2 classifier?)")
     x = (jnp.asarray(x, jnp.float32) - 0.5) * 4.0

@@ -1,0 +1,147 @@
+"""Quantizes an exported classifier's convolutions to 8 bits (ONNX QDQ, per output channel) and
+recalibrates its `min_confidence` on validation patches, as train_corner.py does.
+
+Why: the classifiers are compute-bound (7 or 14 convolutions per patch, 17–35 M multiply-adds),
+and a 1080p frame spends most of its time in them (docs/recognition.md, "Speed"). ONNX Runtime
+runs 8-bit convolutions several times faster than 32-bit float on one core.
+
+What is kept in float: the input's normalisation, the last fully connected layer and the softmax,
+so that the probabilities near the 0.999 threshold are not rounded to 8-bit logits. Weights are
+quantized to 7 bits (`reduce_range`), which keeps the 8-bit products from saturating on CPUs
+without VNNI instructions (ONNX Runtime's documented caveat for u8 × s8 on AVX2 / AVX-512).
+
+Activation ranges come from patches of the *training* designs (`--ranges`), mixed, where the
+network was trained on them too, with real photos' train-half patches (`--ranges-extra`, the share
+of each training batch, `--extra-share`); the threshold is then calibrated on the validation
+designs (`--val`), which neither the network nor the ranges saw. The float model's and the
+quantized model's answers are reported side by side (and on `--real-test` patches, if given).
+
+    python quantize.py --model float/classifier.onnx --ranges ranges-corners.npz \
+        [--ranges-extra corners-real-glyphs.npz --extra-share 0.35] --val corners-val.npz \
+        [--real-test real-test.npz] --out ../classifier.onnx
+"""
+import argparse
+import hashlib
+import os
+import tempfile
+import time
+
+import numpy as np
+
+import ensemble
+import train_corner as tc
+
+
+def range_patches(main, extra, share, n):
+    """`n` patches: a share `share` drawn from `extra` (if given), the rest from `main`."""
+    rng = np.random.default_rng(11)
+    k = int(round(n * share)) if extra is not None else 0
+    pick = lambda x, m: x[np.sort(rng.choice(len(x), min(m, len(x)), replace=False))]
+    return np.concatenate([pick(main, n - k)] + ([pick(extra, k)] if k else []))
+
+
+def quantize(src, ranges_x, out, method):
+    """Writes `src` with its Conv nodes quantized (QDQ), activation ranges measured on the
+    patches `ranges_x` by `method` (`minmax`, or `percentile`: 99.999 % of the values)."""
+    from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
+                                          quantize_static)
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    batches = [np.asarray(tc.as_input(ranges_x[i:i + 64])) for i in range(0, len(ranges_x), 64)]
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter(batches)
+
+        def get_next(self):
+            x = next(self.it, None)
+            return None if x is None else {"patch": x}
+
+    with tempfile.TemporaryDirectory() as tmp:
+        pre = os.path.join(tmp, "pre.onnx")
+        quant_pre_process(src, pre)
+        quantize_static(pre, out, Reader(), quant_format=QuantFormat.QDQ, op_types_to_quantize=["Conv"],
+                        per_channel=True, reduce_range=True, activation_type=QuantType.QUInt8,
+                        weight_type=QuantType.QInt8,
+                        calibrate_method={"minmax": CalibrationMethod.MinMax,
+                                          "percentile": CalibrationMethod.Percentile}[method])
+
+
+def ms_per_patch(path, shape, batch=64, reps=20):
+    """One ONNX Runtime thread, as the Rust side runs it by default."""
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = so.inter_op_num_threads = 1
+    s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    x = np.random.default_rng(0).random((batch, *shape), dtype=np.float32)
+    s.run(None, {"patch": x})
+    t = time.perf_counter()
+    for _ in range(reps):
+        s.run(None, {"patch": x})
+    return (time.perf_counter() - t) / reps / batch * 1000
+
+
+def main():
+    import onnx
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", required=True, help="the exported float classifier")
+    ap.add_argument("--ranges", required=True, help="patches of the training designs for activation ranges")
+    ap.add_argument("--ranges-extra", help="real photos' train-half patches the network was trained on too")
+    ap.add_argument("--extra-share", type=float, default=0.35)
+    ap.add_argument("--n-ranges", type=int, default=2048)
+    # percentile: on the validation patches its answers agree with the float model's more often than
+    # min-max ranges' (corner classifier 98.2 against 97.8 %), and min-max over synthetic patches
+    # alone lost 2.4 points on the held-out real photos (models/MODEL_CARD.md)
+    ap.add_argument("--method", choices=("minmax", "percentile"), default="percentile")
+    ap.add_argument("--real-test", help="held-out real patches, only reported")
+    ap.add_argument("--val", required=True, help="validation patches the threshold is calibrated on")
+    ap.add_argument("--max-wrong", type=float, default=0.0005)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    src = onnx.load(args.model)
+    meta = ensemble.metadata(src)
+    if "tablecam.quantized" in meta:
+        raise SystemExit(f"{args.model} is quantized already ({meta['tablecam.quantized']}); quantize the float export")
+    extra = np.load(args.ranges_extra)["X"] if args.ranges_extra else None
+    quantize(args.model, range_patches(np.load(args.ranges)["X"], extra, args.extra_share, args.n_ranges), args.out,
+             args.method)
+    zv = np.load(args.val)
+    rv, sv, yv = tc.readable(zv), tc.source_cards(zv), zv["Y"]
+    pf = ensemble.probabilities(args.model, zv["X"])
+    pq = ensemble.probabilities(args.out, zv["X"])
+    tf = float(meta.get("tablecam.min_confidence", "0.999"))
+    t = tc.calibrate(pq[rv], sv[rv], args.max_wrong)
+    print(f"calibrated min_confidence {t:.3f} on {rv.sum()} readable validation patches (float: {tf:.3f})")
+    tc.report("float, val designs, readable", pf[rv], yv[rv], tf, sv[rv])
+    line = tc.report("8-bit, val designs, readable", pq[rv], yv[rv], t, sv[rv])
+    agree = (pf.argmax(1) == pq.argmax(1)).mean()
+    print(f"top-1 agreement float/8-bit {agree:.4%}; max |probability difference| {np.abs(pf - pq).max():.4f}")
+    if args.real_test:
+        zr = np.load(args.real_test)
+        sr = tc.source_cards(zr)
+        tc.report("float, held-out real photos", ensemble.probabilities(args.model, zr["X"]), zr["Y"], tf, sr)
+        line += " | " + tc.report("8-bit, held-out real photos", ensemble.probabilities(args.out, zr["X"]), zr["Y"], t, sr)
+    shape = [d.dim_value for d in src.graph.input[0].type.tensor_type.shape.dim[1:]]
+    f_ms, q_ms = ms_per_patch(args.model, shape), ms_per_patch(args.out, shape)
+    print(f"batch 64, one thread: float {f_ms:.3f} ms/patch, 8-bit {q_ms:.3f} ms/patch (ratio {q_ms / f_ms:.2f})")
+    m = onnx.load(args.out)
+    del m.metadata_props[:]
+    meta["tablecam.min_confidence"] = f"{t:.4f}"
+    meta["tablecam.validation"] = line
+    meta["tablecam.quantized"] = (f"8-bit convolutions (QDQ, per channel, 7-bit weights) of "
+                                  f"{os.path.basename(args.model)} sha256 "
+                                  f"{hashlib.sha256(open(args.model, 'rb').read()).hexdigest()[:16]}, "
+                                  f"{args.method} ranges from {args.n_ranges} patches of {os.path.basename(args.ranges)}"
+                                  + (f" and {os.path.basename(args.ranges_extra)} ({args.extra_share:.0%})"
+                                     if args.ranges_extra else ""))
+    for k, v in meta.items():
+        e = m.metadata_props.add()
+        e.key, e.value = k, v
+    m.doc_string = src.doc_string + " — 8-bit convolutions"
+    onnx.checker.check_model(m)
+    onnx.save(m, args.out)
+    print(f"wrote {args.out} ({os.path.getsize(args.out)} bytes)")
+
+
+if __name__ == "__main__":
+    main()
