@@ -54,7 +54,7 @@ fixtures:
 	$(PYTHON) scripts/make_fixture_model.py
 	$(PYTHON) scripts/make_recognition_fixtures.py
 
-## doctor: check the native stack on this machine
+## doctor: check the native stack and the committed models on this machine
 doctor: build
 	$(BIN) doctor
 

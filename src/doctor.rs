@@ -3,8 +3,10 @@
 //! One line per component: ONNX Runtime (library path, version, and a run of the committed
 //! fixture model), OpenCV (version and a PNG encode/decode), ZeroMQ (libzmq version, a message
 //! over inproc, and whether CURVE encryption is available) and cameras (whether the `camera`
-//! feature is compiled in and which cameras are found). A broken required component makes the
-//! command exit non-zero and prints the fix.
+//! feature is compiled in and which cameras are found), and the committed models (each loaded
+//! and checked against its contract, the classifiers run once; what each reads, in what
+//! arithmetic, from what threshold). A broken required component makes the command exit
+//! non-zero and prints the fix.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -43,7 +45,7 @@ impl Check {
 /// Runs every check, prints one line per component (plus a fix line under each problem) and
 /// returns success only when no required component is broken.
 pub fn run() -> ExitCode {
-    let checks = [check_onnx(), check_opencv(), check_zmq(), check_camera()];
+    let checks = [check_onnx(), check_opencv(), check_zmq(), check_camera(), check_models()];
     for check in &checks {
         let tag = match check.status {
             Status::Ok => "ok  ",
@@ -150,6 +152,35 @@ fn check_zmq() -> Check {
         Ok(false) => Check::fail(NAME, format!("{version}; inproc message came back changed"), "rebuild: `cargo build --release`"),
         Err(err) => Check::fail(NAME, format!("{version}; inproc message failed: {err}"), "rebuild: `cargo build --release`"),
     }
+}
+
+/// The committed models under `models/` (as `tablecam run` and the evaluation commands find them
+/// by default): each loads and passes its contract, and each classifier answers one patch.
+fn check_models() -> Check {
+    const NAME: &str = "Models";
+    let fix = "run from the repository root; restore the committed files (`git checkout models/`) or retrain \
+               (`make train`)";
+    let options = onnx::SessionOptions::default();
+    if let Err(err) = crate::locate::Locator::load(crate::locate::DEFAULT_PATH, &options) {
+        return Check::fail(NAME, err.to_string(), fix);
+    }
+    let mut parts = vec![format!("{}: ok", crate::locate::DEFAULT_PATH.trim_start_matches("models/"))];
+    for path in [crate::classify::DEFAULT_PATH, crate::classify::DEFAULT_FACE_PATH, crate::classify::DEFAULT_GLYPH_PATH]
+    {
+        match describe_classifier(path, &options) {
+            Ok(d) => parts.push(format!("{}: {d}", path.trim_start_matches("models/"))),
+            Err(err) => return Check::fail(NAME, err.to_string(), fix),
+        }
+    }
+    Check::ok(NAME, parts.join("; "))
+}
+
+/// Loads the classifier at `path`, runs it on one blank patch and describes it.
+fn describe_classifier(path: &str, options: &onnx::SessionOptions) -> Result<String, crate::classify::ClassifyError> {
+    let mut c = crate::classify::Classifier::load(path, options)?;
+    let (h, w) = c.patch_kind().shape();
+    c.classify(ndarray::Array4::<f32>::zeros((1, 3, h, w)).view())?;
+    Ok(c.describe())
 }
 
 #[cfg(feature = "camera")]

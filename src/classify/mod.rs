@@ -685,6 +685,7 @@ pub struct Classifier {
     min_confidence: f32,
     kind: PatchKind,
     designs: Vec<String>,
+    quantized: Option<String>,
 }
 
 impl Classifier {
@@ -695,7 +696,29 @@ impl Classifier {
         let kind = patch_kind_from_metadata(model.path(), |k| model.metadata(k))?;
         model.require_input(input_spec(kind))?;
         let designs = designs_from_metadata(model.metadata("tablecam.designs"));
-        Ok(Classifier { model, min_confidence, kind, designs })
+        let quantized = model.metadata("tablecam.quantized");
+        Ok(Classifier { model, min_confidence, kind, designs, quantized })
+    }
+
+    /// For a model whose convolutions run in 8 bits, what it was made from (metadata
+    /// `tablecam.quantized`: the float original and its activation ranges, written by
+    /// models/training/quantize.py); `None` for a float model.
+    pub fn quantized(&self) -> Option<&str> {
+        self.quantized.as_deref()
+    }
+
+    /// One line for people: what the model reads, at what size, in what arithmetic, from what
+    /// threshold (e.g. `card corner 48x32, 8-bit, threshold 0.999`).
+    pub fn describe(&self) -> String {
+        let what = match self.kind {
+            PatchKind::IndexBox => "index box",
+            PatchKind::CardCorner(cut) if cut == CornerCut::FACE => "whole card",
+            PatchKind::CardCorner(_) => "card corner",
+            PatchKind::IndexGlyphs => "index glyphs",
+        };
+        let (h, w) = self.kind.shape();
+        let arithmetic = if self.quantized.is_some() { "8-bit" } else { "float" };
+        format!("{what} {h}x{w}, {arithmetic}, threshold {}", self.min_confidence)
     }
 
     /// The deck designs the model was trained on (metadata `tablecam.designs`, comma-separated;
@@ -1116,5 +1139,24 @@ mod tests {
         assert!(trained_designs(&root.join("models/fixtures/classifier_tiny.onnx")).unwrap().is_empty());
         assert_eq!(designs_from_metadata(Some(" a, b ,,c".into())), ["a", "b", "c"]);
         assert!(designs_from_metadata(None).is_empty());
+    }
+
+    #[test]
+    fn the_committed_classifiers_say_they_run_in_8_bits_and_the_fixtures_in_float() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let load = |p: &str| Classifier::load(root.join(p), &SessionOptions::default()).unwrap();
+        for (path, what) in [
+            (DEFAULT_PATH, "card corner 48x32, 8-bit, threshold 0.999"),
+            (DEFAULT_FACE_PATH, "whole card 64x40, 8-bit, threshold 0.999"),
+            (DEFAULT_GLYPH_PATH, "index glyphs 48x32, 8-bit, threshold 0.998"),
+        ] {
+            let c = load(path);
+            assert_eq!(c.describe(), what, "{path}");
+            // the float original it was made from, for people tracing a model
+            assert!(c.quantized().is_some_and(|q| q.contains("sha256")), "{path}: {:?}", c.quantized());
+        }
+        let tiny = load("models/fixtures/classifier_corner_tiny.onnx");
+        assert!(tiny.quantized().is_none());
+        assert!(tiny.describe().contains(", float, "), "{}", tiny.describe());
     }
 }
