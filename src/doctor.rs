@@ -2,8 +2,8 @@
 //!
 //! One line per component: ONNX Runtime (library path, version, and a run of the committed
 //! fixture model), OpenCV (version and a PNG encode/decode), ZeroMQ (libzmq version, a message
-//! over inproc, and whether CURVE encryption is available) and cameras (whether the `camera`
-//! feature is compiled in and which cameras are found), and the committed models (each loaded
+//! over inproc, and whether CURVE encryption is available), cameras (whether the `camera`
+//! feature is compiled in and which cameras are found) and the committed models (each loaded
 //! and checked against its contract, the classifiers run once; what each reads, in what
 //! arithmetic, from what threshold). A broken required component makes the command exit
 //! non-zero and prints the fix.
