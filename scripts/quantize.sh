@@ -14,7 +14,7 @@ G="$T/glyph"
 FLOAT_COMMIT=170d3d3
 PY="$VENV/bin/python"
 mkdir -p "$T/float" "$G"
-# make FILE COMMAND...: runs COMMAND --out FILE where FILE is missing
+# make_patches FILE COMMAND...: runs COMMAND --out FILE where FILE is missing
 make_patches() {
   local out="$1"
   shift
@@ -54,9 +54,5 @@ for name in "${names[@]}"; do
     *) echo "quantize.sh: unknown model $name (classifier, face_classifier, glyph_classifier)" >&2; exit 2 ;;
   esac
   echo "== 8-bit $name"
-  rel=()
-  for a in "${args[@]}"; do
-    case "$a" in --*) rel+=("$a") ;; *) rel+=("../../$a") ;; esac
-  done
-  (cd models/training && "../../$PY" quantize.py --model "../../$float" --method percentile "${rel[@]}" --out "../$name.onnx")
+  "$PY" models/training/quantize.py --model "$float" --method percentile "${args[@]}" --out "models/$name.onnx"
 done

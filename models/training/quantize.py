@@ -16,9 +16,10 @@ of each training batch, `--extra-share`); the threshold is then calibrated on th
 designs (`--val`), which neither the network nor the ranges saw. The float model's and the
 quantized model's answers are reported side by side (and on `--real-test` patches, if given).
 
-    python quantize.py --model float/classifier.onnx --ranges ranges-corners.npz \
-        [--ranges-extra corners-real-glyphs.npz --extra-share 0.35] --val corners-val.npz \
-        [--real-test real-test.npz] --out ../classifier.onnx
+    python models/training/quantize.py --model var/training/float/classifier.onnx \
+        --ranges var/training/ranges-corners.npz [--ranges-extra var/training/corners-real-glyphs.npz \
+        --extra-share 0.35] --val var/training/corners-val.npz [--real-test REAL.npz] \
+        --out models/classifier.onnx        (scripts/quantize.sh runs it so for each classifier)
 """
 import argparse
 import hashlib
