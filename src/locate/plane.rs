@@ -31,6 +31,20 @@ const MIN_FILL: f64 = 0.82;
 const FELT_DISTANCE: f64 = 22.0;
 /// Share of card-stock white inside a card above which it is taken as face up.
 const FACE_WHITE_SHARE: f64 = 0.30;
+/// Side of the plane's tiles, plane pixels: with an empty table, only tiles whose view of the
+/// frame changed are rectified and measured.
+const TILE: i32 = 32;
+/// The frame is compared with the empty table at 1/COARSE of its size (box-averaged).
+const COARSE: i32 = 4;
+const _: () = assert!((COARSE as u32).is_power_of_two());
+/// A coarse pixel has changed when its colour distance from the empty table's (as
+/// FELT_DISTANCE's) exceeds this share of FELT_DISTANCE, or its lightness this step: half of
+/// what makes a plane pixel not felt, so that a card's thin light border, diluted by the
+/// averaging, still marks its tile, while the frame-to-frame drift of the light does not.
+const CHANGE_SHARE: f64 = 0.5;
+const CHANGE_LIGHTNESS: i32 = 30;
+/// Changed coarse pixels a tile needs (a lone one is noise; a card is ~200 of them).
+const CHANGE_PIXELS: u32 = 3;
 
 /// A card cut out of a shape, in plane pixels: centre, long side, short side, long-axis direction.
 type Piece = ((f64, f64), f64, f64, (f64, f64));
@@ -65,9 +79,22 @@ pub struct PlaneFinder {
     /// `TABLECAM_PLANE_DEBUG`, read once: where each frame's plane and mask go, and whether
     /// shapes and row fits are printed (for tuning on a new table).
     debug_dir: Option<String>,
-    /// The empty table on the plane (Lab, lightly blurred), when the camera has one: the felt
-    /// each pixel shows without cards ([`PlaneFinder::set_reference`]).
-    reference: Option<Mat>,
+    /// The empty table, when the camera has one ([`PlaneFinder::set_reference`]).
+    reference: Option<Reference>,
+    /// The plane cut into TILE × TILE tiles, row by row: for each, the box of coarse frame
+    /// pixels its rectification reads (none where it sees no part of the frame).
+    tiles: Vec<Option<core::Rect>>,
+    /// Tiles per row and per column.
+    tiles_wide: i32,
+    tiles_high: i32,
+}
+
+/// The empty table, as the finder compares frames with it.
+struct Reference {
+    /// On the plane (Lab, lightly blurred): the felt each pixel shows without cards.
+    felt: Mat,
+    /// The frame at 1/COARSE of its size (Lab, box-averaged): what each tile sees without cards.
+    coarse: Mat,
 }
 
 impl std::fmt::Debug for PlaneFinder {
@@ -108,6 +135,34 @@ impl PlaneFinder {
                 }
             }
         }
+        let tiles_wide = (w + TILE - 1) / TILE;
+        let tiles_high = (h + TILE - 1) / TILE;
+        let coarse = (iw as i32 / COARSE, ih as i32 / COARSE);
+        let mut tiles = Vec::with_capacity((tiles_wide * tiles_high) as usize);
+        for ty in 0..tiles_high {
+            for tx in 0..tiles_wide {
+                let (mut lo, mut hi) = ((f32::MAX, f32::MAX), (f32::MIN, f32::MIN));
+                for v in ty * TILE..((ty + 1) * TILE).min(h) {
+                    for u in tx * TILE..((tx + 1) * TILE).min(w) {
+                        let (x, y) = (
+                            *map_x.at_2d::<f32>(v, u).map_err(cv("map"))?,
+                            *map_y.at_2d::<f32>(v, u).map_err(cv("map"))?,
+                        );
+                        if x >= 0.0 && y >= 0.0 {
+                            lo = (lo.0.min(x), lo.1.min(y));
+                            hi = (hi.0.max(x), hi.1.max(y));
+                        }
+                    }
+                }
+                tiles.push((lo.0 <= hi.0).then(|| {
+                    // bilinear sampling reads the next pixel too
+                    let to_coarse = |v: f32, n: i32| ((v / COARSE as f32).floor() as i32).clamp(0, n - 1);
+                    let (x0, y0) = (to_coarse(lo.0 - 1.0, coarse.0), to_coarse(lo.1 - 1.0, coarse.1));
+                    let (x1, y1) = (to_coarse(hi.0 + 1.0, coarse.0), to_coarse(hi.1 + 1.0, coarse.1));
+                    core::Rect::new(x0, y0, x1 - x0 + 1, y1 - y0 + 1)
+                }));
+            }
+        }
         Ok(PlaneFinder {
             map_x,
             map_y,
@@ -118,6 +173,9 @@ impl PlaneFinder {
             geometry: geometry.clone(),
             debug_dir: std::env::var("TABLECAM_PLANE_DEBUG").ok(),
             reference: None,
+            tiles,
+            tiles_wide,
+            tiles_high,
         })
     }
 
@@ -166,9 +224,10 @@ impl PlaneFinder {
         let mut lab = Mat::default();
         imgproc::cvt_color_def(&plane, &mut lab, imgproc::COLOR_BGR2Lab).map_err(cv("reference"))?;
         // a pixel or two of camera shake or rectification error must not outline every print
-        let mut smooth = Mat::default();
-        imgproc::gaussian_blur_def(&lab, &mut smooth, Size::new(5, 5), 0.0).map_err(cv("reference"))?;
-        self.reference = Some(smooth);
+        let mut felt = Mat::default();
+        imgproc::gaussian_blur_def(&lab, &mut felt, Size::new(5, 5), 0.0).map_err(cv("reference"))?;
+        let coarse = coarse_frame(empty_table, "reference")?;
+        self.reference = Some(Reference { felt, coarse });
         Ok(())
     }
 
@@ -179,51 +238,46 @@ impl PlaneFinder {
 
     /// The cards in a BGR frame of the calibrated camera.
     pub fn find(&self, image: &Mat) -> Result<Vec<PlaneCard>, LocateError> {
-        let plane = self.rectify(image)?;
-        let mut lab = Mat::default();
-        imgproc::cvt_color_def(&plane, &mut lab, imgproc::COLOR_BGR2Lab).map_err(cv("lab"))?;
-        let local;
+        let (h, w) = (self.map_x.rows(), self.map_x.cols());
+        let mut fg = Mat::new_rows_cols_with_default(h, w, core::CV_8UC1, Scalar::all(0.0)).map_err(cv("mask"))?;
+        let mut white = Mat::new_rows_cols_with_default(h, w, core::CV_8UC1, Scalar::all(0.0)).map_err(cv("mask"))?;
+        let (lab, local);
         let felt = match &self.reference {
-            Some(r) => r,
+            Some(r) => {
+                // Only where the frame differs from the empty table can a card lie: the rest of
+                // the plane keeps the empty table's colours and no mask (rectifying, converting
+                // and testing the whole plane took ~11 of the ~17 ms a 1080p frame took on one
+                // core; a hand-filled table changes a third of it).
+                let mut l = r.felt.try_clone().map_err(cv("lab"))?;
+                let mut bgr = Mat::default();
+                for run in self.changed_runs(image, &r.coarse)? {
+                    imgproc::remap(
+                        image,
+                        &mut bgr,
+                        &Mat::roi(&self.map_x, run).map_err(cv("rectify"))?,
+                        &Mat::roi(&self.map_y, run).map_err(cv("rectify"))?,
+                        imgproc::INTER_LINEAR,
+                        core::BORDER_CONSTANT,
+                        Scalar::all(0.0),
+                    )
+                    .map_err(cv("rectify"))?;
+                    let mut lab_run = Mat::roi_mut(&mut l, run).map_err(cv("lab"))?;
+                    imgproc::cvt_color_def(&bgr, &mut lab_run, imgproc::COLOR_BGR2Lab).map_err(cv("lab"))?;
+                    self.mark_not_felt(&l, &r.felt, run, &mut fg, &mut white)?;
+                }
+                lab = l;
+                &r.felt
+            }
             None => {
+                let plane = self.rectify(image)?;
+                let mut l = Mat::default();
+                imgproc::cvt_color_def(&plane, &mut l, imgproc::COLOR_BGR2Lab).map_err(cv("lab"))?;
+                lab = l;
                 local = self.local_felt(&lab)?;
+                self.mark_not_felt(&lab, &local, core::Rect::new(0, 0, w, h), &mut fg, &mut white)?;
                 &local
             }
         };
-        // Not-felt pixels: colour distance from the felt without cards — the empty table's, else
-        // the local median (lightness weighs a quarter: shadows, glare and lighting gradients
-        // change it most), inside the table.
-        let (h, w) = (lab.rows(), lab.cols());
-        let mut fg = Mat::new_rows_cols_with_default(h, w, core::CV_8UC1, Scalar::all(0.0)).map_err(cv("mask"))?;
-        let mut white = Mat::new_rows_cols_with_default(h, w, core::CV_8UC1, Scalar::all(0.0)).map_err(cv("mask"))?;
-        {
-            let src = lab.data_bytes().map_err(cv("lab"))?;
-            let bg = felt.data_bytes().map_err(cv("felt"))?;
-            let mask = self.table_mask.data_bytes().map_err(cv("mask"))?;
-            let out = fg.data_bytes_mut().map_err(cv("mask"))?;
-            let wout = white.data_bytes_mut().map_err(cv("mask"))?;
-            // One pass over the plane for both masks.
-            for (i, (px, f)) in src.chunks_exact(3).zip(bg.chunks_exact(3)).enumerate() {
-                // card stock: light and nearly grey (a, b near 128)
-                if px[0] > 170 && (i32::from(px[1]) - 128).abs() < 18 && (i32::from(px[2]) - 128).abs() < 22 {
-                    wout[i] = 255;
-                }
-                if mask[i] == 0 {
-                    continue;
-                }
-                let d = 0.25 * (f64::from(px[0]) - f64::from(f[0])).abs()
-                    + (f64::from(px[1]) - f64::from(f[1])).abs()
-                    + (f64::from(px[2]) - f64::from(f[2])).abs();
-                // card stock is light and grey: unlike glare, it is also far lighter than the felt
-                let stock = px[0] > 170
-                    && i32::from(px[0]) - i32::from(f[0]) > 60
-                    && (i32::from(px[1]) - 128).abs() < 10
-                    && (i32::from(px[2]) - 128).abs() < 12;
-                if d > FELT_DISTANCE || stock {
-                    out[i] = 255;
-                }
-            }
-        }
         if self.reference.is_some() {
             // A back of the felt's own colour differs from the empty table only by its light
             // border: fill what such a ring encloses, or the opening below erases the thin ring
@@ -236,7 +290,7 @@ impl PlaneFinder {
         self.drop_rail(&mut opened)?;
         if let Some(dir) = &self.debug_dir {
             // For tuning on a new table: the rectified plane and what was taken as not felt.
-            let _ = opencv::imgcodecs::imwrite_def(format!("{dir}/plane.png"), &plane);
+            let _ = opencv::imgcodecs::imwrite_def(format!("{dir}/plane.png"), &self.rectify(image)?);
             let _ = opencv::imgcodecs::imwrite_def(format!("{dir}/not_felt.png"), &opened);
         }
         let mut contours: Vector<Vector<CvPoint>> = Vector::new();
@@ -254,7 +308,7 @@ impl PlaneFinder {
                 // parts that are one card, or a row of cards inside a zone where hands lie
                 // (elsewhere a row would be read into the columns of a chip rack).
                 let mut parts: Vec<(Vector<CvPoint>, bool)> =
-                    self.cut_necks(&opened, &c, 0.5 * cw)?.into_iter().map(|p| (p, false)).collect();
+                    self.cut_necks(&c, 0.5 * cw)?.into_iter().map(|p| (p, false)).collect();
                 while let Some((part, finest)) = parts.pop() {
                     let pieces = self.shape_pieces(&lab, felt, &part)?;
                     if pieces.len() == 1 || (!pieces.is_empty() && pieces.iter().all(|p| self.in_hand_zone(p.0))) {
@@ -263,7 +317,7 @@ impl PlaneFinder {
                         && !finest
                         && imgproc::contour_area_def(&part).map_err(cv("area"))? > 1.5 * cw * ch
                     {
-                        parts.extend(self.cut_necks(&opened, &part, 0.8 * cw)?.into_iter().map(|p| (p, true)));
+                        parts.extend(self.cut_necks(&part, 0.8 * cw)?.into_iter().map(|p| (p, true)));
                     }
                 }
             } else {
@@ -401,6 +455,113 @@ impl PlaneFinder {
         Ok(pieces)
     }
 
+    /// The plane's rectangles (runs of tiles along a tile row) whose view of `image` differs
+    /// from the empty table's `coarse` frame, and the tiles next to them: a card's shape is
+    /// measured a little beyond its outline.
+    fn changed_runs(&self, image: &Mat, coarse: &Mat) -> Result<Vec<core::Rect>, LocateError> {
+        let now = coarse_frame(image, "changes")?;
+        let (cw, ch) = (coarse.cols(), coarse.rows());
+        if now.cols() != cw || now.rows() != ch || image.typ() != core::CV_8UC3 {
+            return Err(LocateError::Reference {
+                got: format!("a frame of {}×{} (type {})", image.cols(), image.rows(), image.typ()),
+                expected: format!("{}×{} BGR, the empty table's size", cw * COARSE, ch * COARSE),
+            });
+        }
+        // changed coarse pixels, summed (an integral image: each tile's box is then 4 reads)
+        let limit = (4.0 * CHANGE_SHARE * FELT_DISTANCE) as i32;
+        let stride = (cw + 1) as usize;
+        let mut sums = vec![0u32; stride * (ch + 1) as usize];
+        {
+            let a = now.data_bytes().map_err(cv("changes"))?;
+            let b = coarse.data_bytes().map_err(cv("changes"))?;
+            for y in 0..ch as usize {
+                let mut row = 0u32;
+                for x in 0..cw as usize {
+                    let i = 3 * (y * cw as usize + x);
+                    let dl = (i32::from(a[i]) - i32::from(b[i])).abs();
+                    let d = dl
+                        + 4 * (i32::from(a[i + 1]) - i32::from(b[i + 1])).abs()
+                        + 4 * (i32::from(a[i + 2]) - i32::from(b[i + 2])).abs();
+                    row += u32::from(d > limit || dl > CHANGE_LIGHTNESS);
+                    sums[(y + 1) * stride + x + 1] = sums[y * stride + x + 1] + row;
+                }
+            }
+        }
+        let count = |r: &core::Rect| {
+            let (x0, y0, x1, y1) = (r.x as usize, r.y as usize, (r.x + r.width) as usize, (r.y + r.height) as usize);
+            sums[y1 * stride + x1] + sums[y0 * stride + x0] - sums[y0 * stride + x1] - sums[y1 * stride + x0]
+        };
+        let (tw, th) = (self.tiles_wide, self.tiles_high);
+        let changed: Vec<bool> =
+            self.tiles.iter().map(|t| t.as_ref().is_some_and(|r| count(r) >= CHANGE_PIXELS)).collect();
+        let active = |tx: i32, ty: i32| {
+            (ty - 1..=ty + 1).any(|y| {
+                (tx - 1..=tx + 1).any(|x| x >= 0 && y >= 0 && x < tw && y < th && changed[(y * tw + x) as usize])
+            })
+        };
+        let (w, h) = (self.map_x.cols(), self.map_x.rows());
+        let mut runs = Vec::new();
+        for ty in 0..th {
+            let mut tx = 0;
+            while tx < tw {
+                if !active(tx, ty) {
+                    tx += 1;
+                    continue;
+                }
+                let start = tx;
+                while tx < tw && active(tx, ty) {
+                    tx += 1;
+                }
+                let (x0, y0) = (start * TILE, ty * TILE);
+                runs.push(core::Rect::new(x0, y0, (tx * TILE).min(w) - x0, ((ty + 1) * TILE).min(h) - y0));
+            }
+        }
+        Ok(runs)
+    }
+
+    /// Marks, inside `rect` of the plane, the pixels that are not felt (`fg`: far in colour from
+    /// `felt`, or card stock far lighter than it; inside the table) and those of card stock
+    /// (`white`: light and nearly grey).
+    fn mark_not_felt(
+        &self,
+        lab: &Mat,
+        felt: &Mat,
+        rect: core::Rect,
+        fg: &mut Mat,
+        white: &mut Mat,
+    ) -> Result<(), LocateError> {
+        let w = lab.cols() as usize;
+        let src = lab.data_bytes().map_err(cv("lab"))?;
+        let bg = felt.data_bytes().map_err(cv("felt"))?;
+        let mask = self.table_mask.data_bytes().map_err(cv("mask"))?;
+        let out = fg.data_bytes_mut().map_err(cv("mask"))?;
+        let wout = white.data_bytes_mut().map_err(cv("mask"))?;
+        // Lightness weighs a quarter (shadows, glare and lighting gradients change it most):
+        // 0.25·|ΔL| + |Δa| + |Δb| > FELT_DISTANCE, in integers.
+        let limit = (4.0 * FELT_DISTANCE) as i32;
+        for y in rect.y as usize..(rect.y + rect.height) as usize {
+            let (a, b) = (y * w + rect.x as usize, y * w + (rect.x + rect.width) as usize);
+            let rows = src[3 * a..3 * b].chunks_exact(3).zip(bg[3 * a..3 * b].chunks_exact(3));
+            for (i, (px, f)) in (a..b).zip(rows) {
+                let (l, pa, pb) = (i32::from(px[0]), i32::from(px[1]) - 128, i32::from(px[2]) - 128);
+                if l > 170 && pa.abs() < 18 && pb.abs() < 22 {
+                    wout[i] = 255;
+                }
+                if mask[i] == 0 {
+                    continue;
+                }
+                let (fl, fa, fb) = (i32::from(f[0]), i32::from(f[1]) - 128, i32::from(f[2]) - 128);
+                let d = (l - fl).abs() + 4 * (pa - fa).abs() + 4 * (pb - fb).abs();
+                // card stock is light and grey: unlike glare, it is also far lighter than the felt
+                let stock = l > 170 && l - fl > 60 && pa.abs() < 10 && pb.abs() < 12;
+                if d > limit || stock {
+                    out[i] = 255;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Clears the dealer's rail from a not-felt mask: the long horizontal band along the table's
     /// straight edge (table y near 0), which a hand laid near it touches along a whole edge. What
     /// runs on unbroken for several card widths there is rail; cards are at most a few wide.
@@ -449,14 +610,25 @@ impl PlaneFinder {
         self.geometry.calibration.zones.iter().any(|z| z.polygon_mm.contains(p))
     }
 
-    /// The parts of shape `c` of `mask` once necks narrower than `neck` plane pixels are opened.
-    fn cut_necks(&self, mask: &Mat, c: &Vector<CvPoint>, neck: f64) -> Result<Vec<Vector<CvPoint>>, LocateError> {
+    /// The parts of shape (outline) `c` once necks narrower than `neck` plane pixels are opened.
+    fn cut_necks(&self, c: &Vector<CvPoint>, neck: f64) -> Result<Vec<Vector<CvPoint>>, LocateError> {
         let r = imgproc::bounding_rect(c).map_err(cv("necks"))?;
-        let mut only = Mat::new_rows_cols_with_default(mask.rows(), mask.cols(), core::CV_8UC1, Scalar::all(0.0))
-            .map_err(cv("necks"))?;
-        fill_contours(&mut only, &Vector::from_iter([c.clone()]), "necks")?;
-        let roi = Mat::roi(&only, r).map_err(cv("necks"))?;
-        let opened = open_disc(&roi, neck, "necks")?;
+        // the shape alone, in its bounding box
+        let mut only =
+            Mat::new_rows_cols_with_default(r.height, r.width, core::CV_8UC1, Scalar::all(0.0)).map_err(cv("necks"))?;
+        imgproc::draw_contours(
+            &mut only,
+            &Vector::<Vector<CvPoint>>::from_iter([c.clone()]),
+            -1,
+            Scalar::all(255.0),
+            imgproc::FILLED,
+            imgproc::LINE_8,
+            &core::no_array(),
+            i32::MAX,
+            CvPoint::new(-r.x, -r.y),
+        )
+        .map_err(cv("necks"))?;
+        let opened = open_disc(&only, neck, "necks")?;
         let mut parts: Vector<Vector<CvPoint>> = Vector::new();
         imgproc::find_contours(
             &opened,
@@ -667,6 +839,23 @@ impl PlaneFinder {
         }
         Ok(if n == 0 { 0.0 } else { f64::from(wsum) / f64::from(n) })
     }
+}
+
+/// `frame` box-averaged to 1/COARSE of its size, in Lab.
+fn coarse_frame(frame: &Mat, context: &'static str) -> Result<Mat, LocateError> {
+    // two halvings: a third of the time of one quartering (OpenCV 4.6, one core), same boxes
+    let halve = |m: &Mat| {
+        let mut half = Mat::default();
+        let size = Size::new((m.cols() / 2).max(1), (m.rows() / 2).max(1));
+        imgproc::resize(m, &mut half, size, 0.0, 0.0, imgproc::INTER_AREA).map(|_| half).map_err(cv(context))
+    };
+    let mut small = halve(frame)?;
+    for _ in 1..COARSE.trailing_zeros() {
+        small = halve(&small)?;
+    }
+    let mut lab = Mat::default();
+    imgproc::cvt_color_def(&small, &mut lab, imgproc::COLOR_BGR2Lab).map_err(cv(context))?;
+    Ok(lab)
 }
 
 /// Sets every pixel that an outer contour of `mask` encloses.
@@ -1100,6 +1289,43 @@ mod tests {
         let other = Mat::new_rows_cols_with_default(360, 640, core::CV_8UC3, Scalar::all(0.0)).unwrap();
         let e = finder.set_reference(&other).unwrap_err().to_string();
         assert!(e.contains("640×360") && e.contains("tablecam presence reference"), "{e}");
+    }
+
+    #[test]
+    fn with_the_empty_table_only_what_changed_is_measured_and_a_table_lit_up_is_measured_whole() {
+        let g = geometry();
+        let felt = Scalar::new(40.0, 110.0, 30.0, 0.0);
+        let (empty, finder) = empty_table(&g, felt);
+        let coarse = &finder.reference.as_ref().unwrap().coarse;
+        let plane_area = f64::from(finder.map_x.cols() * finder.map_x.rows());
+        let area = |runs: &[core::Rect]| f64::from(runs.iter().map(|r| r.area()).sum::<i32>()) / plane_area;
+        assert!(finder.changed_runs(&empty, coarse).unwrap().is_empty());
+        assert!(finder.find(&empty).unwrap().is_empty());
+
+        let mut frame = empty.try_clone().unwrap();
+        let at = Point::new(150.0, 400.0);
+        let card = draw_card(&mut frame, &g, at, 0.2, [230.0, 230.0, 230.0]);
+        let runs = finder.changed_runs(&frame, coarse).unwrap();
+        let share = area(&runs);
+        assert!(share > 0.0 && share < 0.05, "one card should mark a few tiles, not {share:.3} of the plane");
+        // every plane pixel of the card lies in a measured run
+        let [w, h] = g.calibration.card_size_mm;
+        for p in Polygon::rect(at, w, h, 0.2).0 {
+            let (x, y) = ((p.x - finder.origin.x) * finder.scale, (p.y - finder.origin.y) * finder.scale);
+            assert!(runs.iter().any(|r| r.contains(CvPoint::new(x as i32, y as i32))), "corner {p:?} not measured");
+        }
+        let found = finder.find(&frame).unwrap();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(polygon_iou(&found[0].quad, &card) >= 0.8 && found[0].face_up, "{found:?}");
+
+        // The light came up over the whole table: every tile differs from the empty table, all
+        // are measured, and the felt is still felt.
+        let mut lit = Mat::default();
+        core::add_def(&frame, &Scalar::all(45.0), &mut lit).unwrap();
+        assert_eq!(area(&finder.changed_runs(&lit, coarse).unwrap()), 1.0);
+        let found = finder.find(&lit).unwrap();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(polygon_iou(&found[0].quad, &card) >= 0.8, "{found:?}");
     }
 
     /// A table of felt colour `felt` (BGR) with nothing on it, and a finder that has it as its
