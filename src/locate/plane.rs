@@ -33,7 +33,7 @@ const FELT_DISTANCE: f64 = 22.0;
 const FACE_WHITE_SHARE: f64 = 0.30;
 /// Side of the plane's tiles, plane pixels: with an empty table, only tiles whose view of the
 /// frame changed are rectified and measured.
-const TILE: i32 = 32;
+const TILE: i32 = 16;
 /// The frame is compared with the empty table at 1/COARSE of its size (box-averaged).
 const COARSE: i32 = 4;
 const _: () = assert!((COARSE as u32).is_power_of_two());
@@ -671,12 +671,9 @@ impl PlaneFinder {
     ) -> Result<Vec<f64>, LocateError> {
         let v = (-u.1, u.0);
         let n = long.floor().max(0.0) as usize;
+        let lab = Pixels::new(lab, "lab")?;
         let l_at = |x: f64, y: f64| -> Result<f64, LocateError> {
-            let (xi, yi) = (x.round() as i32, y.round() as i32);
-            if xi < 0 || yi < 0 || xi >= lab.cols() || yi >= lab.rows() {
-                return Ok(0.0);
-            }
-            Ok(f64::from(lab.at_2d::<core::Vec3b>(yi, xi).map_err(cv("lab"))?[0]))
+            Ok(lab.at(x.round() as i32, y.round() as i32).map_or(0.0, |p| f64::from(p[0])))
         };
         // Lightness along each of 9 lines spread across the shape, TEXTURE_MAX_PERIOD + 1
         // positions beyond both ends so that a step can be taken between windows at any place.
@@ -748,16 +745,14 @@ impl PlaneFinder {
     ) -> Result<Vec<(usize, usize)>, LocateError> {
         let v = (-u.1, u.0);
         let n = long.floor().max(0.0) as usize;
-        let (cols, rows) = (lab.cols(), lab.rows());
+        let (lab, felt) = (Pixels::new(lab, "gaps")?, Pixels::new(felt, "gaps")?);
         // whether the point `i` along the row and `sv` across it shows the felt's colour
         let felt_at = |i: usize, sv: f64| -> Result<bool, LocateError> {
             let t = i as f64 - long / 2.0;
             let (xi, yi) = ((c.0 + u.0 * t + v.0 * sv).round() as i32, (c.1 + u.1 * t + v.1 * sv).round() as i32);
-            if xi < 0 || yi < 0 || xi >= cols || yi >= rows {
+            let (Some(px), Some(fe)) = (lab.at(xi, yi), felt.at(xi, yi)) else {
                 return Ok(false);
-            }
-            let px = lab.at_2d::<core::Vec3b>(yi, xi).map_err(cv("gaps"))?;
-            let fe = felt.at_2d::<core::Vec3b>(yi, xi).map_err(cv("gaps"))?;
+            };
             let hue = (i32::from(px[1]) - i32::from(fe[1])).abs() + (i32::from(px[2]) - i32::from(fe[2])).abs();
             Ok(hue <= GAP_HUE && i32::from(px[0]) <= i32::from(fe[0]) + GAP_LIGHTER)
         };
@@ -838,6 +833,35 @@ impl PlaneFinder {
             }
         }
         Ok(if n == 0 { 0.0 } else { f64::from(wsum) / f64::from(n) })
+    }
+}
+
+/// The pixels of a continuous 8-bit, 3-channel Mat, read without OpenCV's checks per call
+/// (row fitting samples the plane a few thousand times per hand).
+struct Pixels<'a> {
+    data: &'a [u8],
+    cols: i32,
+    rows: i32,
+}
+
+impl<'a> Pixels<'a> {
+    fn new(mat: &'a Mat, context: &'static str) -> Result<Pixels<'a>, LocateError> {
+        if mat.typ() != core::CV_8UC3 {
+            return Err(LocateError::Plane {
+                context,
+                source: opencv::Error::new(core::StsBadArg, format!("8-bit BGR/Lab expected, got type {}", mat.typ())),
+            });
+        }
+        Ok(Pixels { data: mat.data_bytes().map_err(cv(context))?, cols: mat.cols(), rows: mat.rows() })
+    }
+
+    /// The pixel at column `x`, row `y`; none outside the image.
+    fn at(&self, x: i32, y: i32) -> Option<[u8; 3]> {
+        if x < 0 || y < 0 || x >= self.cols || y >= self.rows {
+            return None;
+        }
+        let i = 3 * (y as usize * self.cols as usize + x as usize);
+        Some([self.data[i], self.data[i + 1], self.data[i + 2]])
     }
 }
 
