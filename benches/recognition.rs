@@ -1,12 +1,14 @@
 //! Card recognition speed: the locator on a 1080p frame, the classifier on a batch of 64
-//! patches (crops/s), and the whole `Recognizer::recognize` on a 1080p simulator frame with 20
-//! cards — without calibration (longer side scaled to 640 px) and with it (cards scaled to
-//! 72 px, table crop).
+//! patches (crops/s), the table-plane finder on a 1080p simulator frame with 20 cards (with and
+//! without the camera's empty table), and the whole `Recognizer::recognize` on that frame —
+//! without calibration (longer side scaled to 640 px) and with it (the table-plane finder, with
+//! and without the empty table).
 //!
 //! Run with `cargo bench --bench recognition`. Uses models/locator.onnx and
 //! models/classifier.onnx when present, else the random-weight fixtures (whose networks are far
 //! smaller than the real ones: their figures measure the Rust side, not the models). ONNX Runtime
-//! runs one intra-op thread per session unless `TABLECAM_BENCH_THREADS` says otherwise.
+//! runs one intra-op thread per session unless `TABLECAM_BENCH_THREADS` says otherwise; OpenCV's
+//! thread pool gets as many threads (the 20 ms target is for one core).
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,6 +16,7 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use tablecam::calib::layout::{default_pose, simulated_calibration, CARD_SIZE_MM};
 use tablecam::calib::{Point, TableGeometry, ZoneKind};
+use tablecam::locate::plane::PlaneFinder;
 use tablecam::onnx::SessionOptions;
 use tablecam::recognize::{plan_input, prepare_input, Recognizer, RecognizerOptions};
 use tablecam::rules::RulesetId;
@@ -29,8 +32,10 @@ fn model(name: &str, fixture: &str) -> PathBuf {
     }
 }
 
-/// A 1080p fortune3cp frame with 20 cards (3 face down) dealt over the hand zones.
-fn frame() -> (opencv::core::Mat, TableGeometry) {
+/// A 1080p fortune3cp frame with 20 cards (3 face down) dealt as a dealer lays them (rows of
+/// three, half a card apart, along each hand zone, as the simulator's sessions do), the same
+/// table without them, and its calibration.
+fn frame() -> (opencv::core::Mat, opencv::core::Mat, TableGeometry) {
     let g = simulated_calibration(RulesetId::Fortune3cp2025, "B1", 1920, 1080, &default_pose(), Some((-0.08, 0.01)))
         .validate(Path::new("<bench>"))
         .expect("calibration");
@@ -39,29 +44,37 @@ fn frame() -> (opencv::core::Mat, TableGeometry) {
         .map(|r| Arc::new(placeholder_face(r, *r == "K" || *r == "10", CARD_SIZE_MM).expect("face")))
         .collect();
     let back = Arc::new(placeholder_back([160, 30, 40], CARD_SIZE_MM).expect("back"));
-    let hands: Vec<Point> = g
+    // each hand zone's centre and the direction of its first edge (sim::timeline's anchors)
+    let hands: Vec<(Point, f64)> = g
         .calibration
         .zones
         .iter()
         .filter(|z| matches!(z.kind, ZoneKind::Hand { .. } | ZoneKind::DealerHand))
-        .map(|z| z.polygon_mm.centroid())
+        .map(|z| {
+            let v = &z.polygon_mm.0;
+            (z.polygon_mm.centroid(), (v[1].y - v[0].y).atan2(v[1].x - v[0].x))
+        })
         .collect();
     let mut scene = Scene::default();
     for i in 0..20 {
-        let c = hands[i % hands.len()];
+        let ((c, angle), k) = (hands[i / 3], (i % 3) as f64 - 1.0);
+        let step = 0.62 * CARD_SIZE_MM[0];
         scene.cards.push(SceneCard {
             id: i as u32,
             image: if i % 7 == 6 { back.clone() } else { faces[i % faces.len()].clone() },
-            center_mm: Point::new(c.x + ((i / hands.len()) as f64 - 1.0) * 68.0, c.y),
-            angle_rad: 0.1 * i as f64,
+            center_mm: Point::new(c.x + k * step * angle.cos(), c.y + k * step * angle.sin()),
+            angle_rad: angle,
             size_mm: CARD_SIZE_MM,
             height_mm: 0.0,
             velocity_mm_per_frame: [0.0, 0.0],
         });
     }
     let r = Renderer::new(&g, &TableStyle::green(), 1).expect("renderer");
-    let f = r.render(&scene, &Conditions::preset("normal").expect("preset"), 1).expect("frame");
-    (tablecam::recognize::cli::rgb_to_bgr_mat(&f.image).expect("mat"), g)
+    let light = Conditions::preset("normal").expect("preset");
+    let f = r.render(&scene, &light, 1).expect("frame");
+    let empty = r.render(&Scene::default(), &light, 0).expect("empty table");
+    let bgr = |image| tablecam::recognize::cli::rgb_to_bgr_mat(image).expect("mat");
+    (bgr(&f.image), bgr(&empty.image), g)
 }
 
 fn recognition(c: &mut Criterion) {
@@ -70,8 +83,9 @@ fn recognition(c: &mut Criterion) {
     let (locator, classifier) =
         (model("locator.onnx", "locator_tiny.onnx"), model("classifier.onnx", "classifier_tiny.onnx"));
     eprintln!("recognition bench: {} and {}, {threads} intra-op thread(s)", locator.display(), classifier.display());
+    opencv::core::set_num_threads(threads as i32).expect("OpenCV threads");
     let mut rec = Recognizer::with_options(&locator, &classifier, options.clone()).expect("models");
-    let (image, geometry) = frame();
+    let (image, empty, geometry) = frame();
 
     let mut group = c.benchmark_group("recognition");
     group.sample_size(20).measurement_time(Duration::from_secs(8));
@@ -94,11 +108,23 @@ fn recognition(c: &mut Criterion) {
     });
     group.throughput(Throughput::Elements(1));
 
+    let mut finder = PlaneFinder::new(&geometry).expect("plane finder");
+    group.bench_function("plane/1080p-20-cards-no-empty-table", |b| {
+        b.iter(|| finder.find(&image).expect("plane").len())
+    });
+    finder.set_reference(&empty).expect("empty table");
+
+    group.bench_function("plane/1080p-20-cards-empty-table", |b| b.iter(|| finder.find(&image).expect("plane").len()));
+
     for (name, cal) in [("uncalibrated", None), ("calibrated", Some(&geometry))] {
         group.bench_function(format!("recognize/1080p-20-cards-{name}"), |b| {
             b.iter(|| rec.recognize(&image, cal).expect("recognize").len())
         });
     }
+    rec.set_table_reference(&geometry, &empty).expect("empty table");
+    group.bench_function("recognize/1080p-20-cards-calibrated-empty-table", |b| {
+        b.iter(|| rec.recognize(&image, Some(&geometry)).expect("recognize").len())
+    });
     group.finish();
 }
 
