@@ -3,10 +3,12 @@
 //! A calibrated camera knows the table plane and the card size in millimetres, which turns
 //! localization into a measurement: rectify the frame to the table plane (one `remap` with a
 //! map computed once per calibration, lens included), separate everything that is not felt
-//! (colour distance from the felt's median colour), and keep the connected shapes that are
-//! card rectangles (size and fill within tolerance of the calibration's card size). Cards laid
-//! side by side that merge into one shape are split by their known width. The face is judged
-//! by the share of card-stock white inside the card; the classifier has the last word.
+//! (colour distance from the empty table, else from the felt's local median colour), and keep
+//! the connected shapes that are card rectangles (size and fill within tolerance of the
+//! calibration's card size). Cards laid side by side that merge into one shape are split by
+//! their known width. The face is judged by the share of card-stock white inside the card; the
+//! classifier has the last word. Given the empty table, only the parts of the plane whose view
+//! differs from it are rectified and measured (a quarter-size comparison first).
 //!
 //! What it does not do (documented in docs/recognition.md): fanned hands whose cards overlap by
 //! more than a few millimetres, cards on a felt of the same colour as their back *and* without
