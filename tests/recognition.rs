@@ -169,8 +169,8 @@ fn fixture_models_load_and_run_end_to_end() {
 }
 
 /// A whole-card classifier (`RecognizerOptions::face_classifier`) is read with the index corners:
-/// two more patches per located card, its views combined into each card's verdict; a model with
-/// another cut is refused as one, naming the file.
+/// two more views per card, combined into its verdict, except on a frame's cards whose corners
+/// already name them surely; a model with another cut is refused as one, naming the file.
 #[test]
 fn a_whole_card_classifier_adds_its_views_to_each_cards_verdict() {
     use tablecam::classify::CornerCut;
@@ -192,7 +192,11 @@ fn a_whole_card_classifier_adds_its_views_to_each_cards_verdict() {
     let (a, ta) = corners_only.recognize_timed(&frame, Some(&geometry)).unwrap();
     let (b, tb) = with_face.recognize_timed(&frame, Some(&geometry)).unwrap();
     assert_eq!(a.len(), b.len(), "the same cards are located");
-    assert_eq!(tb.patches, 2 * ta.patches, "two whole-card views per card read: {ta:?} {tb:?}");
+    // The random-weight corner fixture names every card surely (the same card): on a frame the
+    // whole-card views of such cards are not read, and the corners' names stand.
+    assert!(!a.is_empty() && a.iter().all(|d| d.card.card().is_some() && d.confidence >= 0.999), "{a:?}");
+    assert_eq!(tb.patches, ta.patches, "no whole-card view of a card its corners name: {ta:?} {tb:?}");
+    assert_eq!(a.iter().map(|d| d.card).collect::<Vec<_>>(), b.iter().map(|d| d.card).collect::<Vec<_>>());
 
     // known quads: each verdict combines up to four views, and the face views change them
     let quads: Vec<_> = truth.iter().map(|(q, _)| *q).collect();

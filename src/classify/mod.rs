@@ -484,6 +484,12 @@ pub fn surely_back(index: &[&[f32]], min_confidence: f32) -> bool {
     combine(index, min_confidence).identity == CardIdentity::Back
 }
 
+/// Whether a card's index corners name it surely: their combined reading is a card at
+/// `min_confidence` with no conflict.
+pub fn surely_named(index: &[&[f32]], min_confidence: f32) -> bool {
+    combine(index, min_confidence).identity.card().is_some()
+}
+
 /// Combines a card's index-corner patches (`index`) with its whole-card patches (`face`, from a
 /// second classifier, [`CornerCut::FACE`]).
 ///
@@ -862,6 +868,25 @@ mod tests {
         assert!(surely_back(&[&back, &unsure_face], 0.999), "as `combine` reads it: a sure corner outweighs");
         assert!(!surely_back(&[&blank, &blank], 0.999), "corners that show nothing");
         assert!(!surely_back(&[], 0.999));
+    }
+
+    /// The recognizer leaves a card out of the whole-card classifier when its corners name it
+    /// surely: one sure corner (the other covered), or two that combine, never a conflict.
+    #[test]
+    fn only_corners_sure_of_one_card_name_it_surely() {
+        let eight = probs(&[(card("8D"), 0.9995)]);
+        let leaning = probs(&[(card("8D"), 0.97)]);
+        let nine = probs(&[(card("9D"), 0.9995)]);
+        let back = probs(&[(BACK, 0.9995)]);
+        let blank = probs(&[(UNKNOWN, 0.9)]);
+        assert!(surely_named(&[&eight, &eight], 0.999));
+        assert!(surely_named(&[&eight, &blank], 0.999), "a covered corner adds nothing either way");
+        assert!(surely_named(&[&leaning, &leaning], 0.999), "two leaning corners combine");
+        assert!(!surely_named(&[&leaning, &blank], 0.999), "one corner below the threshold");
+        assert!(!surely_named(&[&eight, &nine], 0.999), "two sure corners naming two cards");
+        assert!(!surely_named(&[&back, &back], 0.999), "a back is no card");
+        assert!(!surely_named(&[&blank, &blank], 0.999), "corners that show nothing");
+        assert!(!surely_named(&[], 0.999));
     }
 
     /// The whole-card views name a card only where the index corners lean to it too.

@@ -658,9 +658,10 @@ impl Recognizer {
         // view then still sees the face (docs/recognition.md, "Speed").
         let face_cards: Vec<usize> = (0..cards.len())
             .filter(|&k| {
+                let corners = prob_rows(&probs, card_patches[k].iter().copied());
                 !card_patches[k].is_empty()
-                    && (cards[k].face_up
-                        || !classify::surely_back(&prob_rows(&probs, card_patches[k].iter().copied()), min_conf))
+                    && !classify::surely_named(&corners, min_conf)
+                    && (cards[k].face_up || !classify::surely_back(&corners, min_conf))
             })
             .collect();
         let quads: Vec<Quad> = face_cards.iter().map(|&k| cards[k].quad).collect();
