@@ -618,18 +618,7 @@ impl PlaneFinder {
         // the shape alone, in its bounding box
         let mut only =
             Mat::new_rows_cols_with_default(r.height, r.width, core::CV_8UC1, Scalar::all(0.0)).map_err(cv("necks"))?;
-        imgproc::draw_contours(
-            &mut only,
-            &Vector::<Vector<CvPoint>>::from_iter([c.clone()]),
-            -1,
-            Scalar::all(255.0),
-            imgproc::FILLED,
-            imgproc::LINE_8,
-            &core::no_array(),
-            i32::MAX,
-            CvPoint::new(-r.x, -r.y),
-        )
-        .map_err(cv("necks"))?;
+        fill_contours(&mut only, &Vector::from_iter([c.clone()]), CvPoint::new(-r.x, -r.y), "necks")?;
         let opened = open_disc(&only, neck, "necks")?;
         let mut parts: Vector<Vector<CvPoint>> = Vector::new();
         imgproc::find_contours(
@@ -889,11 +878,16 @@ fn fill_holes(mask: &mut Mat) -> Result<(), LocateError> {
     let mut contours: Vector<Vector<CvPoint>> = Vector::new();
     imgproc::find_contours_def(mask, &mut contours, imgproc::RETR_EXTERNAL, imgproc::CHAIN_APPROX_SIMPLE)
         .map_err(cv("fill"))?;
-    fill_contours(mask, &contours, "fill")
+    fill_contours(mask, &contours, CvPoint::new(0, 0), "fill")
 }
 
-/// Sets every pixel of `mask` inside any of `contours`.
-fn fill_contours(mask: &mut Mat, contours: &Vector<Vector<CvPoint>>, context: &'static str) -> Result<(), LocateError> {
+/// Sets every pixel of `mask` inside any of `contours`, each point shifted by `offset`.
+fn fill_contours(
+    mask: &mut Mat,
+    contours: &Vector<Vector<CvPoint>>,
+    offset: CvPoint,
+    context: &'static str,
+) -> Result<(), LocateError> {
     imgproc::draw_contours(
         mask,
         contours,
@@ -903,7 +897,7 @@ fn fill_contours(mask: &mut Mat, contours: &Vector<Vector<CvPoint>>, context: &'
         imgproc::LINE_8,
         &core::no_array(),
         i32::MAX,
-        CvPoint::new(0, 0),
+        offset,
     )
     .map_err(cv(context))
 }
