@@ -8,7 +8,7 @@
 //! calibration's card size). Cards laid side by side that merge into one shape are split by
 //! their known width. The face is judged by the share of card-stock white inside the card; the
 //! classifier has the last word. Given the empty table, only the parts of the plane whose view
-//! differs from it are rectified and measured (a quarter-size comparison first).
+//! differs from it are rectified and measured (an eighth-size comparison first).
 //!
 //! What it does not do (documented in docs/recognition.md): fanned hands whose cards overlap by
 //! more than a few millimetres, cards on a felt of the same colour as their back *and* without
@@ -37,7 +37,7 @@ const FACE_WHITE_SHARE: f64 = 0.30;
 /// frame changed are rectified and measured.
 const TILE: i32 = 16;
 /// The frame is compared with the empty table at 1/COARSE of its size (box-averaged).
-const COARSE: i32 = 4;
+const COARSE: i32 = 8;
 const _: () = assert!((COARSE as u32).is_power_of_two());
 /// A coarse pixel has changed when its colour distance from the empty table's (as
 /// FELT_DISTANCE's) exceeds this share of FELT_DISTANCE, or its lightness this step: half of
@@ -45,7 +45,7 @@ const _: () = assert!((COARSE as u32).is_power_of_two());
 /// averaging, still marks its tile, while the frame-to-frame drift of the light does not.
 const CHANGE_SHARE: f64 = 0.5;
 const CHANGE_LIGHTNESS: i32 = 30;
-/// Changed coarse pixels a tile needs (a lone one is noise; a card is ~200 of them).
+/// Changed coarse pixels a tile needs (a lone one is noise; a card at 1080p is ~50 of them).
 const CHANGE_PIXELS: u32 = 3;
 
 /// A card cut out of a shape, in plane pixels: centre, long side, short side, long-axis direction.
@@ -858,7 +858,7 @@ impl<'a> Pixels<'a> {
 
 /// `frame` box-averaged to 1/COARSE of its size, in Lab.
 fn coarse_frame(frame: &Mat, context: &'static str) -> Result<Mat, LocateError> {
-    // two halvings: a third of the time of one quartering (OpenCV 4.6, one core), same boxes
+    // halvings: two took a third of the time of one quartering (OpenCV 4.6, one core), same boxes
     let halve = |m: &Mat| {
         let mut half = Mat::default();
         let size = Size::new((m.cols() / 2).max(1), (m.rows() / 2).max(1));
