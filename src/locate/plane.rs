@@ -123,48 +123,39 @@ impl PlaneFinder {
         let mut table_mask =
             Mat::new_rows_cols_with_default(h, w, core::CV_8UC1, Scalar::all(0.0)).map_err(cv("map"))?;
         let (iw, ih) = (f64::from(geometry.calibration.image_width), f64::from(geometry.calibration.image_height));
+        let (tiles_wide, tiles_high) = ((w + TILE - 1) / TILE, (h + TILE - 1) / TILE);
+        // each tile's box of frame pixels (min x, min y, max x, max y), gathered with the map
+        let mut bounds = vec![(f32::MAX, f32::MAX, f32::MIN, f32::MIN); (tiles_wide * tiles_high) as usize];
         for v in 0..h {
             for u in 0..w {
                 let p = Point::new(origin.x + (f64::from(u) + 0.5) / scale, origin.y + (f64::from(v) + 0.5) / scale);
                 if let Some(q) = geometry.table_to_image(p) {
                     if q.x >= 0.0 && q.y >= 0.0 && q.x < iw && q.y < ih {
-                        *map_x.at_2d_mut::<f32>(v, u).map_err(cv("map"))? = q.x as f32;
-                        *map_y.at_2d_mut::<f32>(v, u).map_err(cv("map"))? = q.y as f32;
+                        let (x, y) = (q.x as f32, q.y as f32);
+                        *map_x.at_2d_mut::<f32>(v, u).map_err(cv("map"))? = x;
+                        *map_y.at_2d_mut::<f32>(v, u).map_err(cv("map"))? = y;
                         if p.y >= 0.0 && p.x.hypot(p.y) <= r {
                             *table_mask.at_2d_mut::<u8>(v, u).map_err(cv("map"))? = 255;
                         }
+                        let b = &mut bounds[((v / TILE) * tiles_wide + u / TILE) as usize];
+                        *b = (b.0.min(x), b.1.min(y), b.2.max(x), b.3.max(y));
                     }
                 }
             }
         }
-        let tiles_wide = (w + TILE - 1) / TILE;
-        let tiles_high = (h + TILE - 1) / TILE;
         let coarse = (iw as i32 / COARSE, ih as i32 / COARSE);
-        let mut tiles = Vec::with_capacity((tiles_wide * tiles_high) as usize);
-        for ty in 0..tiles_high {
-            for tx in 0..tiles_wide {
-                let (mut lo, mut hi) = ((f32::MAX, f32::MAX), (f32::MIN, f32::MIN));
-                for v in ty * TILE..((ty + 1) * TILE).min(h) {
-                    for u in tx * TILE..((tx + 1) * TILE).min(w) {
-                        let (x, y) = (
-                            *map_x.at_2d::<f32>(v, u).map_err(cv("map"))?,
-                            *map_y.at_2d::<f32>(v, u).map_err(cv("map"))?,
-                        );
-                        if x >= 0.0 && y >= 0.0 {
-                            lo = (lo.0.min(x), lo.1.min(y));
-                            hi = (hi.0.max(x), hi.1.max(y));
-                        }
-                    }
-                }
-                tiles.push((lo.0 <= hi.0).then(|| {
+        let tiles = bounds
+            .into_iter()
+            .map(|(x0, y0, x1, y1)| {
+                (x0 <= x1).then(|| {
                     // bilinear sampling reads the next pixel too
                     let to_coarse = |v: f32, n: i32| ((v / COARSE as f32).floor() as i32).clamp(0, n - 1);
-                    let (x0, y0) = (to_coarse(lo.0 - 1.0, coarse.0), to_coarse(lo.1 - 1.0, coarse.1));
-                    let (x1, y1) = (to_coarse(hi.0 + 1.0, coarse.0), to_coarse(hi.1 + 1.0, coarse.1));
+                    let (x0, y0) = (to_coarse(x0 - 1.0, coarse.0), to_coarse(y0 - 1.0, coarse.1));
+                    let (x1, y1) = (to_coarse(x1 + 1.0, coarse.0), to_coarse(y1 + 1.0, coarse.1));
                     core::Rect::new(x0, y0, x1 - x0 + 1, y1 - y0 + 1)
-                }));
-            }
-        }
+                })
+            })
+            .collect();
         Ok(PlaneFinder {
             map_x,
             map_y,

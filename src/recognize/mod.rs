@@ -652,10 +652,11 @@ impl Recognizer {
         let probs = self.classifier.classify(batch.view())?;
         times.patches = jobs.len();
         let min_conf = self.classifier.min_confidence();
-        // The whole faces of the cards whose corners are read, but for backs beyond doubt: a card
-        // the plane measured face down whose corners read `back` surely. Both are needed: corners
-        // cut from a quad measured off its card read the felt as a back, and the whole-card
-        // view then still sees the face (docs/recognition.md, "Speed").
+        // The whole faces of the cards whose corners are read, but for cards the corners already
+        // name surely (the whole-card view could only confirm or veto them) and for backs beyond
+        // doubt: a card the plane measured face down whose corners read `back` surely. Both are
+        // needed for a back: corners cut from a quad measured off its card read the felt as a
+        // back, and the whole-card view then still sees the face (docs/recognition.md, "Speed").
         let face_cards: Vec<usize> = (0..cards.len())
             .filter(|&k| {
                 let corners = prob_rows(&probs, card_patches[k].iter().copied());
