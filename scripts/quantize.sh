@@ -4,14 +4,16 @@
 #   bash scripts/quantize.sh [classifier] [face_classifier] [glyph_classifier]   (default: all three)
 # scripts/train.sh calls it after each float export. Alone (`make quantize`) it re-derives the
 # committed 8-bit models from their float originals: a float model missing from var/training/float
-# is taken from git at FLOAT_COMMIT (the last commit whose models/ held them), and the patches it
-# needs are made where missing (~20 min on 2 cores). Seeds are fixed, so the result is the same file.
+# is taken from git at the last commit whose models/ held it (FLOAT_COMMIT; FACE_FLOAT_COMMIT for the
+# whole-card ensemble), and the patches it needs are made where missing (~20 min on 2 cores). Seeds
+# are fixed, so the result is the same file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/train_env.sh
 T="${T:-var/training}"
 G="$T/glyph"
 FLOAT_COMMIT=170d3d3
+FACE_FLOAT_COMMIT=993ce88
 PY="$VENV/bin/python"
 mkdir -p "$T/float" "$G"
 # make_patches FILE COMMAND...: runs COMMAND --out FILE where FILE is missing
@@ -25,8 +27,10 @@ names=("$@")
 for name in "${names[@]}"; do
   float="$T/float/$name.onnx"
   if [ ! -s "$float" ]; then
-    echo "== $float from git ($FLOAT_COMMIT:models/$name.onnx)"
-    git show "$FLOAT_COMMIT:models/$name.onnx" > "$float"
+    commit="$FLOAT_COMMIT"
+    [ "$name" != face_classifier ] || commit="$FACE_FLOAT_COMMIT"
+    echo "== $float from git ($commit:models/$name.onnx)"
+    git show "$commit:models/$name.onnx" > "$float"
   fi
   # Activation ranges: 4,096 patches of the training designs (seed 11), 35 % of them real photos'
   # train-half patches where the network was trained on such too (the share of its batches).
