@@ -438,7 +438,13 @@ pub(crate) fn argmax(p: &[f32]) -> (usize, f32) {
 ///    them is misread, and a misread is far worse than a no-read.
 /// 3. Otherwise the patches are independent views of the same card: with a uniform prior the
 ///    joint posterior is proportional to the product of their posteriors, so log-probabilities
-///    are summed over the 53 labels other than `unknown` and normalised (softmax).
+///    are summed over the 53 labels other than `unknown` and normalised (softmax). A card that
+///    wins the product without being any patch's own most likely label is a conflict too
+///    (`unknown`, no reading): two views leaning to two different cards multiply into a third
+///    that neither named. A 7♦ of a stud hand, its visible corner read 7♦ at 0.998 and its
+///    other corner, under the next card's 10♣, read 10♣ at 0.66, combined to 7♣ at 0.9999 —
+///    the rank of one and the suit of the other — and the tracker confirmed a duplicate 7♣
+///    (docs/recognition.md, "A card no view named").
 /// 4. The best label wins if its combined probability is ≥ `min_confidence`; else `unknown`.
 pub fn combine(patches: &[&[f32]], min_confidence: f32) -> Verdict {
     let informative: Vec<&[f32]> =
@@ -467,7 +473,10 @@ pub fn combine(patches: &[&[f32]], min_confidence: f32) -> Verdict {
     let face = (1.0 - (log[BACK] - max).exp() / sum) as f32;
     let confident: Vec<usize> =
         informative.iter().map(|p| argmax(p)).filter(|&(_, v)| v >= min_confidence).map(|(i, _)| i).collect();
-    let conflict = confident.iter().any(|&i| i != confident[0]);
+    // Two confident patches naming different labels, or a product that crowns a card no patch
+    // named: either way one view shows something else than this card (step 3 of the doc).
+    let unsupported = best < BACK && !informative.iter().any(|p| argmax(p).0 == best);
+    let conflict = confident.iter().any(|&i| i != confident[0]) || unsupported;
     let identity =
         if conflict || confidence < min_confidence { CardIdentity::Unknown } else { CardIdentity::from_label(best) };
     let reading = CardIdentity::from_label(best).card().filter(|_| !conflict);
@@ -847,6 +856,22 @@ mod tests {
         assert_eq!(combine(&[], 0.9).confidence, 0.0);
         // A back is a label like the others.
         assert_eq!(combine(&[&probs(&[(BACK, 0.99)])], 0.9).identity, CardIdentity::Back);
+    }
+
+    /// Two views leaning to two cards must not multiply into a third card that neither named.
+    #[test]
+    fn a_card_that_no_patch_names_is_no_reading() {
+        // a visible corner sure of 7♦ with a little 7♣; a corner under a 10♣ leaning to it, and
+        // to any club: the product favours 7♣, which neither patch named
+        let visible = probs(&[(card("7D"), 0.99), (card("7C"), 0.009)]);
+        let covered = probs(&[(card("10C"), 0.6), (card("7C"), 0.3999)]);
+        let v = combine(&[&visible, &covered], 0.99);
+        assert!(v.confidence > 0.99, "the product alone would name it: {v:?}");
+        assert!(v.conflict && v.identity == CardIdentity::Unknown && v.reading.is_none(), "{v:?}");
+        // the same product, once a patch names 7♣ itself, stands
+        let named = probs(&[(card("7C"), 0.6), (card("10C"), 0.3999)]);
+        let v = combine(&[&visible, &named], 0.99);
+        assert_eq!((v.identity, v.conflict), (CardIdentity::Card("7C".parse().unwrap()), false), "{v:?}");
     }
 
     /// Which cards the recognizer may leave out of the whole-card classifier: those whose
