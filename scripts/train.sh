@@ -98,10 +98,12 @@ fi
 # SKIP_FACE=1 leaves it out (the committed one stays).
 if [ -z "${SKIP_FACE:-}" ]; then
   echo "== whole-card classifier (two networks)"
-  for split in val:2:24000 test:3:12000 train:1:${FACE_PATCHES:-90000} train-s4:4:${FACE_PATCHES:-90000}; do
-    IFS=: read -r name seed n <<<"$split"
+  # file:split:seed:patches (member b's second training set is the train split drawn with seed 4)
+  for set in val:val:2:24000 test:test:3:12000 train:train:1:${FACE_PATCHES:-90000} \
+    train-s4:train:4:${FACE_PATCHES:-90000}; do
+    IFS=: read -r name split seed n <<<"$set"
     if [ ! -s "$T/face-$name.npz" ]; then
-      "$VENV/bin/python" models/training/corners.py --face --long-side 45,240 --faces "$F" --split "${name%-s4}" \
+      "$VENV/bin/python" models/training/corners.py --face --long-side 45,240 --faces "$F" --split "$split" \
         --seed "$seed" --n "$n" --out "$T/face-$name.npz"
     fi
   done

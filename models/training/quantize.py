@@ -141,8 +141,8 @@ def main():
     # The whole-card classifiers are overconfident on designs they never saw (v1: validation
     # negative log-likelihood 0.833 at 1, 0.746 at 1.5), and the recognizer multiplies their
     # probabilities with the index corners'. Used for the whole-card retrain of 2026-11-28, not
-    # adopted (models/MODEL_CARD.md, "Whole-card classifier v2: tried, not adopted"); no
-    # committed file is tempered.
+    # adopted (models/MODEL_CARD.md, "Whole-card classifier v2: tried, not adopted alone"); no
+    # committed file is tempered (whole-card v3 averages v1 and v2 untempered).
     ap.add_argument("--temperature", choices=("none", "fit"), default="none",
                     help="fit: divide the logits by the temperature that fits the validation patches best")
     ap.add_argument("--out", required=True)

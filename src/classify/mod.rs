@@ -411,7 +411,8 @@ pub struct Verdict {
     pub confidence: f32,
     /// Patches that showed something (argmax not `unknown`).
     pub informative: usize,
-    /// Whether two confident patches named different labels.
+    /// Whether two confident patches named different labels, or the combination named a card
+    /// that no patch's own most likely label was ([`combine`], step 3).
     pub conflict: bool,
     /// The combined probability that the card shows its face (any of the 52, not `back`): a
     /// face is told from a back long before its identity is certain (0 when no patch showed
@@ -471,11 +472,11 @@ pub fn combine(patches: &[&[f32]], min_confidence: f32) -> Verdict {
         log.iter().enumerate().fold((0, f64::NEG_INFINITY), |b, (i, &v)| if v > b.1 { (i, v) } else { b });
     let confidence = ((best_log - max).exp() / sum) as f32;
     let face = (1.0 - (log[BACK] - max).exp() / sum) as f32;
-    let confident: Vec<usize> =
-        informative.iter().map(|p| argmax(p)).filter(|&(_, v)| v >= min_confidence).map(|(i, _)| i).collect();
+    let tops: Vec<(usize, f32)> = informative.iter().map(|p| argmax(p)).collect();
+    let confident: Vec<usize> = tops.iter().filter(|&&(_, v)| v >= min_confidence).map(|&(i, _)| i).collect();
     // Two confident patches naming different labels, or a product that crowns a card no patch
     // named: either way one view shows something else than this card (step 3 of the doc).
-    let unsupported = best < BACK && !informative.iter().any(|p| argmax(p).0 == best);
+    let unsupported = best < BACK && !tops.iter().any(|&(i, _)| i == best);
     let conflict = confident.iter().any(|&i| i != confident[0]) || unsupported;
     let identity =
         if conflict || confidence < min_confidence { CardIdentity::Unknown } else { CardIdentity::from_label(best) };
