@@ -33,6 +33,8 @@ const MIN_FILL: f64 = 0.82;
 const FELT_DISTANCE: f64 = 22.0;
 /// Share of card-stock white inside a card above which it is taken as face up.
 const FACE_WHITE_SHARE: f64 = 0.30;
+/// Share of card-stock white inside a row of cards below which it is taken as backs only.
+const ROW_BACKS_WHITE: f64 = 0.10;
 /// Side of the plane's tiles, plane pixels: with an empty table, only tiles whose view of the
 /// frame changed are rectified and measured.
 const TILE: i32 = 16;
@@ -293,7 +295,7 @@ impl PlaneFinder {
         let mut out = Vec::new();
         let mut shapes: Vec<Vec<Piece>> = Vec::new();
         for c in contours.iter() {
-            let pieces = self.shape_pieces(&lab, felt, &c)?;
+            let pieces = self.shape_pieces(&lab, felt, &white, &c)?;
             if pieces.is_empty() && imgproc::contour_area_def(&c).map_err(cv("area"))? > 1.5 * cw * ch {
                 // A card touching a chip stack, the table's rim or a shadow makes one shape that
                 // is no rectangle: cut it at its necks (narrower than half a card, then than
@@ -303,7 +305,7 @@ impl PlaneFinder {
                 let mut parts: Vec<(Vector<CvPoint>, bool)> =
                     self.cut_necks(&c, 0.5 * cw)?.into_iter().map(|p| (p, false)).collect();
                 while let Some((part, finest)) = parts.pop() {
-                    let pieces = self.shape_pieces(&lab, felt, &part)?;
+                    let pieces = self.shape_pieces(&lab, felt, &white, &part)?;
                     if pieces.len() == 1 || (!pieces.is_empty() && pieces.iter().all(|p| self.in_hand_zone(p.0))) {
                         shapes.push(pieces);
                     } else if pieces.is_empty()
@@ -360,7 +362,7 @@ impl PlaneFinder {
 
     /// The cards one not-felt shape is made of: one card, a row of overlapping cards (a hand) or
     /// cards end to end; none when the shape is no card-sized rectangle.
-    fn shape_pieces(&self, lab: &Mat, felt: &Mat, c: &Vector<CvPoint>) -> Result<Vec<Piece>, LocateError> {
+    fn shape_pieces(&self, lab: &Mat, felt: &Mat, white: &Mat, c: &Vector<CvPoint>) -> Result<Vec<Piece>, LocateError> {
         let (cw, ch) = (self.card_mm[0] * self.scale, self.card_mm[1] * self.scale);
         let area = imgproc::contour_area_def(&c).map_err(cv("area"))?;
         if area < 0.5 * cw * ch {
@@ -416,7 +418,8 @@ impl PlaneFinder {
             for (along, across, u) in axes {
                 let profile = self.edge_profile(lab, centre, u, along, across)?;
                 let gaps = self.felt_gaps(lab, felt, centre, u, along, across)?;
-                let (score, lefts) = fit_row_with_gaps(&profile, &gaps, cw);
+                let backs = self.white_share(white, centre, along, across, u)? < ROW_BACKS_WHITE;
+                let (score, lefts) = fit_row_with_gaps(&profile, &gaps, cw, backs);
                 if self.debug_dir.is_some() {
                     // for tuning: each row's fit and the profile it came from
                     let p: Vec<i32> = profile.iter().map(|v| *v as i32).collect();
@@ -736,7 +739,9 @@ impl PlaneFinder {
                 return Ok(false);
             };
             let hue = (i32::from(px[1]) - i32::from(fe[1])).abs() + (i32::from(px[2]) - i32::from(fe[2])).abs();
-            Ok(hue <= GAP_HUE && i32::from(px[0]) <= i32::from(fe[0]) + GAP_LIGHTER)
+            let chroma = (i32::from(fe[1]) - 128).abs() + (i32::from(fe[2]) - 128).abs();
+            let limit = (chroma / 2).clamp(GAP_HUE_MIN, GAP_HUE);
+            Ok(hue <= limit && i32::from(px[0]) <= i32::from(fe[0]) + GAP_LIGHTER)
         };
         // felt-coloured samples: 9 across the shape at each position along it
         let mut sample = vec![[false; 9]; n];
@@ -931,8 +936,13 @@ const RAIL_BAND_MM: f64 = 80.0;
 /// |cos| of the angle between a shape's side and a hand zone's long axis above which that side
 /// runs along the zone (within ~30°).
 const ZONE_AXIS_COS: f64 = 0.87;
-/// Largest |Δa| + |Δb| (Lab, 8-bit) from the felt of a position where the felt shows through a row.
+/// Largest |Δa| + |Δb| (Lab, 8-bit) from the felt of a position where the felt shows through a row,
+/// at most half the felt's own |a| + |b| from grey but never under [`GAP_HUE_MIN`]: on a dull
+/// teal felt (a 111, b 122: 23 from grey) a grey back's shadow is within 24 of the felt, and
+/// the shadow under a packet's rotated middle card cut the packet at it.
 const GAP_HUE: i32 = 24;
+/// …the least of that limit (a grey felt: the video's own colour noise).
+const GAP_HUE_MIN: i32 = 8;
 /// …and how much lighter than the felt it may be.
 const GAP_LIGHTER: i32 = 8;
 /// Share of a gap's cross-section (the shape's whole height) the felt shows in.
@@ -1003,9 +1013,9 @@ fn texture_period(lines: &[Vec<f64>], pad: usize, n: usize) -> usize {
 /// [`fit_row`] for a row the felt shows through at `gaps` (see [`PlaneFinder::felt_gaps`]):
 /// each part between gaps is one card when it is about a card wide, else a row of its own
 /// (a spread hand with a card taken out is no longer regular). Scores add up.
-fn fit_row_with_gaps(profile: &[f64], gaps: &[(usize, usize)], cw: f64) -> (f64, Vec<f64>) {
+fn fit_row_with_gaps(profile: &[f64], gaps: &[(usize, usize)], cw: f64, backs: bool) -> (f64, Vec<f64>) {
     if gaps.is_empty() {
-        return fit_row(profile, profile.len() as f64, cw);
+        return fit_row(profile, profile.len() as f64, cw, backs);
     }
     let mut bounds = vec![0usize];
     for &(a, b) in gaps {
@@ -1020,7 +1030,7 @@ fn fit_row_with_gaps(profile: &[f64], gaps: &[(usize, usize)], cw: f64) -> (f64,
         if (len - cw).abs() <= SIZE_TOLERANCE * cw {
             lefts.push(a as f64 + (len - cw) / 2.0);
         } else if len > cw * (1.0 + SIZE_TOLERANCE) {
-            let (s, l) = fit_row(&profile[a..b], len, cw);
+            let (s, l) = fit_row(&profile[a..b], len, cw, backs);
             score += s;
             lefts.extend(l.into_iter().map(|x| x + a as f64));
         }
@@ -1040,7 +1050,13 @@ fn fit_row_with_gaps(profile: &[f64], gaps: &[(usize, usize)], cw: f64) -> (f64,
 /// it leaves unexplained. A card's border (a back's printed frame, a face's index column) is
 /// busy with steps for a quarter of a card after the edge it lies on top with, so steps there
 /// are explained by that edge; steps in the middle of a visible card are not.
-fn fit_row(profile: &[f64], long: f64, cw: f64) -> (f64, Vec<f64>) {
+///
+/// A row of `backs` (no face up) shows every card's edge as a clear step: there an edge the
+/// comb puts where the profile has no step at all costs the strong level, and the border is
+/// measured from where the edge was found (a San Gong packet lands unevenly). On a face-up row
+/// the inner edges are faint and a face's index column is the stronger step, so both would let
+/// a comb of too few cards win (seen on stud reveals: a round split in two).
+fn fit_row(profile: &[f64], long: f64, cw: f64, backs: bool) -> (f64, Vec<f64>) {
     let n = profile.len();
     if n < 3 {
         return (f64::NEG_INFINITY, vec![0.0]);
@@ -1086,13 +1102,17 @@ fn fit_row(profile: &[f64], long: f64, cw: f64) -> (f64, Vec<f64>) {
                     }
                 }
                 score += v - noise;
+                if backs && v < MIN_EDGE_STEP {
+                    // no edge at all where the comb puts one: evidence against this many cards
+                    score -= strong;
+                }
                 snapped.push(at);
             }
             // Where each visible card's border lies: after a left side, before a right side
-            // (the row's two ends included).
+            // (the row's two ends included), measured from where the edge was found.
             let explained = |x: f64| {
                 let ends = [0.0, long];
-                predicted.iter().chain(ends.iter()).any(|&e| {
+                (if backs { &snapped } else { &predicted }).iter().chain(ends.iter()).any(|&e| {
                     let (lo, hi) =
                         if e == 0.0 || (!right_sides && e != long) { (e - w, e + border) } else { (e - border, e + w) };
                     (lo..=hi).contains(&x)
@@ -1267,6 +1287,35 @@ mod tests {
         finder.set_reference(&empty).unwrap();
         let found = finder.find(&img).unwrap();
         assert_found(&found, &truth, "a hand with its second card taken out");
+    }
+
+    /// San Gong's packet of three grey backs on a dull teal felt (the colours of a seed 7
+    /// session): the shadow each card casts on the one below it is grey, within the felt's hue
+    /// limit of a felt this dull unless the limit follows the felt's own colour, and the packet
+    /// was cut at the shadows into one card.
+    #[test]
+    fn a_grey_backs_shadow_on_a_dull_felt_is_no_gap() {
+        let g = geometry();
+        let (w, h) = (g.calibration.image_width as i32, g.calibration.image_height as i32);
+        let ((ax, ay), angle, centre) = seat_row(&g, 3);
+        let at = |i: f64, along: f64| {
+            let t = (i - 1.0) * 0.6 * 63.5 + along;
+            Point::new(centre.x + t * ax, centre.y + t * ay)
+        };
+        let felt = Scalar::new(73.0, 72.0, 15.0, 0.0);
+        let mut img = Mat::new_rows_cols_with_default(h, w, core::CV_8UC3, felt).unwrap();
+        let mut truth = Vec::new();
+        for i in [0.0, 1.0, 2.0] {
+            if i > 0.0 {
+                // the shadow: 8 mm of dark grey beside the card's left side, on the card below
+                draw_card_bordered(&mut img, &g, at(i, -8.0), angle, [55.0, 55.0, 55.0], 55.0, 1);
+            }
+            truth.push(draw_card_bordered(&mut img, &g, at(i, 0.0), angle, [76.0, 76.0, 76.0], 250.0, 3));
+        }
+        let mut finder = PlaneFinder::new(&g).unwrap();
+        finder.set_reference(&Mat::new_rows_cols_with_default(h, w, core::CV_8UC3, felt).unwrap()).unwrap();
+        let found = finder.find(&img).unwrap();
+        assert_found(&found, &truth, "a packet of three grey backs on a teal felt");
     }
 
     #[test]
@@ -1464,16 +1513,36 @@ mod tests {
     fn a_row_of_backs_splits_at_the_card_edges_not_at_their_printed_borders() {
         // three cards 50 px wide, 31 px apart, each on the previous one's right
         let p = row_profile(&[0, 31, 62, 111], false, 112);
-        let (_, lefts) = fit_row(&p, 112.0, 50.0);
+        let (_, lefts) = fit_row(&p, 112.0, 50.0, true);
         assert_eq!(lefts.len(), 3, "{lefts:?}");
         for (got, want) in lefts.iter().zip([0.0, 31.0, 62.0]) {
             assert!((got - want).abs() <= 2.0, "{lefts:?}");
         }
         // the same hand dealt right to left: the visible inner edges are right sides
         let p = row_profile(&[0, 50, 81, 111], true, 112);
-        let (_, lefts) = fit_row(&p, 112.0, 50.0);
+        let (_, lefts) = fit_row(&p, 112.0, 50.0, true);
         assert_eq!(lefts.len(), 3, "{lefts:?}");
         for (got, want) in lefts.iter().zip([0.0, 31.0, 62.0]) {
+            assert!((got - want).abs() <= 2.0, "{lefts:?}");
+        }
+    }
+
+    /// A San Gong packet of three backs 41 px wide (seed 7, clean session, frame 50), measured:
+    /// each card lies on the previous one's left, and the strips they show are 30 and 23 px
+    /// where a regular comb puts 27 and 27. The comb of three found its edge at 71, and its
+    /// strongest step (73) lay just beyond the border explained from where the comb put that
+    /// edge; a comb of four, with an edge where the profile has no step, won.
+    #[test]
+    fn a_packet_laid_unevenly_is_fitted_at_its_edges() {
+        let p = [
+            0.0, 44., 48., 0., 41., 75., 12., 0., 0., 0., 2., 0., 0., 0., 1., 0., 1., 0., 0., 0., 0., 0., 0., 0., 0.,
+            0., 3., 0., 2., 0., 5., 0., 0., 0., 5., 1., 3., 9., 0., 0., 55., 47., 0., 56., 37., 0., 0., 0., 0., 0., 0.,
+            0., 0., 0., 0., 0., 0., 0., 0., 0., 2., 0., 0., 0., 0., 0., 0., 0., 5., 27., 47., 62., 0., 101., 32., 1.,
+            0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 1., 0., 2., 0., 32., 81., 33., 57.,
+        ];
+        let (_, lefts) = fit_row(&p, p.len() as f64, 40.7, true);
+        assert_eq!(lefts.len(), 3, "{lefts:?}");
+        for (got, want) in lefts.iter().zip([2.0, 32.0, 55.0]) {
             assert!((got - want).abs() <= 2.0, "{lefts:?}");
         }
     }
@@ -1491,7 +1560,7 @@ mod tests {
             p[e] = 10.0;
             p[e + 5] = 7.0;
         }
-        let (_, lefts) = fit_row(&p, long as f64, 55.0);
+        let (_, lefts) = fit_row(&p, long as f64, 55.0, false);
         assert_eq!(lefts.len(), 5, "{lefts:?}");
         for (got, want) in lefts.iter().zip([0.0, 31.0, 62.0, 93.0, 124.0]) {
             assert!((got - want).abs() <= 2.0, "{lefts:?}");
