@@ -454,7 +454,7 @@ fn rules() -> HintRules {
 
 #[test]
 fn every_documented_hint_parses() {
-    let cases: [(&str, BackendHint); 7] = [
+    let cases: [(&str, BackendHint); 8] = [
         (
             r#"{"type":"round_start","table":"t1","round_id":"R-20261122-0042"}"#,
             BackendHint::RoundStart { table: "t1".into(), round_id: Some("R-20261122-0042".into()) },
@@ -475,6 +475,7 @@ fn every_documented_hint_parses() {
             },
         ),
         (r#"{"type":"fold","table":"t2","seat":7}"#, BackendHint::Fold { table: "t2".into(), seat: 7 }),
+        (r#"{"type":"play","table":"t1","seat":3}"#, BackendHint::Play { table: "t1".into(), seat: 3 }),
         (
             r#"{"type":"sangong_dice","table":"t1","total":14,"banker":2}"#,
             BackendHint::SangongDice { table: "t1".into(), total: 14, banker: Some(2) },
@@ -502,7 +503,7 @@ fn every_documented_hint_parses() {
 
 #[test]
 fn malformed_hints_get_structured_errors() {
-    let cases: [(&[u8], HintErrorKind, Option<&str>); 13] = [
+    let cases: [(&[u8], HintErrorKind, Option<&str>); 14] = [
         (b"{not json", HintErrorKind::NotJson, None),
         (b"[1,2]", HintErrorKind::NotJson, None),
         (br#"{"table":"t1"}"#, HintErrorKind::UnknownType, Some("type")),
@@ -512,6 +513,7 @@ fn malformed_hints_get_structured_errors() {
         (br#"{"type":"dealing_mode","table":"t1","mode":"hand"}"#, HintErrorKind::Schema, None),
         (br#"{"type":"fold","table":"t9","seat":2}"#, HintErrorKind::UnknownTable, Some("table")),
         (br#"{"type":"fold","table":"t1","seat":8}"#, HintErrorKind::SeatOutOfRange, Some("seat")),
+        (br#"{"type":"play","table":"t1","seat":0}"#, HintErrorKind::SeatOutOfRange, Some("seat")),
         (br#"{"type":"bets","table":"t1","seat":0,"bets":[]}"#, HintErrorKind::SeatOutOfRange, Some("seat")),
         (
             br#"{"type":"bets","table":"t1","seat":1,"bets":[{"spot":"ante","stake":-5}]}"#,

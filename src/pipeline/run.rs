@@ -139,6 +139,7 @@ pub fn tracker_hint(hint: &BackendHint) -> Result<TrackerHint, String> {
             wagers: bets.iter().map(|b| Wager { bet: b.spot, stake: Some(b.stake) }).collect(),
         },
         BackendHint::Fold { seat, .. } => TrackerHint::Decision { seat: *seat, decision: Decision::Folded },
+        BackendHint::Play { seat, .. } => TrackerHint::Decision { seat: *seat, decision: Decision::Played },
         BackendHint::SangongDice { total, banker: Some(banker), .. } => {
             TrackerHint::Dice { banker: *banker, total: *total }
         }

@@ -70,6 +70,14 @@ pub enum BackendHint {
         /// The seat.
         seat: u8,
     },
+    /// A player played on: the play or raise bet placed, or in Q Poker the hand kept (a Q Poker
+    /// hand with a side bet keeps its cards either way, so the camera cannot tell).
+    Play {
+        /// The table.
+        table: String,
+        /// The seat.
+        seat: u8,
+    },
     /// San Gong: the total of the four dice (4..=24), and the banker's place when the backend knows it.
     SangongDice {
         /// The table.
@@ -108,6 +116,7 @@ impl BackendHint {
             | BackendHint::DealingMode { table, .. }
             | BackendHint::Bets { table, .. }
             | BackendHint::Fold { table, .. }
+            | BackendHint::Play { table, .. }
             | BackendHint::SangongDice { table, .. }
             | BackendHint::ShufflerFault { table, .. }
             | BackendHint::Jackpot { table, .. } => table,
@@ -121,6 +130,7 @@ impl BackendHint {
             BackendHint::DealingMode { .. } => "dealing_mode",
             BackendHint::Bets { .. } => "bets",
             BackendHint::Fold { .. } => "fold",
+            BackendHint::Play { .. } => "play",
             BackendHint::SangongDice { .. } => "sangong_dice",
             BackendHint::ShufflerFault { .. } => "shuffler_fault",
             BackendHint::Jackpot { .. } => "jackpot",
@@ -129,8 +139,8 @@ impl BackendHint {
 }
 
 /// Every message type, as on the wire.
-pub const HINT_TYPES: [&str; 7] =
-    ["round_start", "dealing_mode", "bets", "fold", "sangong_dice", "shuffler_fault", "jackpot"];
+pub const HINT_TYPES: [&str; 8] =
+    ["round_start", "dealing_mode", "bets", "fold", "play", "sangong_dice", "shuffler_fault", "jackpot"];
 
 /// Why a backend message was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -241,7 +251,9 @@ pub fn parse_hint(bytes: &[u8], rules: &HintRules) -> Result<BackendHint, HintEr
                 }
             }
         }
-        BackendHint::Fold { seat, .. } if !seat_ok(*seat) => return Err(seat_error("seat", *seat)),
+        BackendHint::Fold { seat, .. } | BackendHint::Play { seat, .. } if !seat_ok(*seat) => {
+            return Err(seat_error("seat", *seat))
+        }
         BackendHint::SangongDice { total, banker, .. } => {
             if !DICE_TOTAL_RANGE.contains(total) {
                 let message = format!("dice total {total} is outside 4..=24 (four dice)");

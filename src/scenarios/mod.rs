@@ -18,6 +18,7 @@
 //!
 //! Rounds are matched by frame: the events of one `round_id` belong to the truth round whose
 //! frames hold the first of them.
+pub mod backend;
 pub mod score;
 
 use std::collections::BTreeMap;
@@ -92,6 +93,11 @@ pub struct EvalScenariosArgs {
     /// readings may confirm cards, docs/pipeline.md).
     #[arg(long)]
     pub unseen_decks: bool,
+    /// Send the pipeline what a table backend would, as `tablecam run` receives it: each
+    /// round's dealing mode and San Gong's dice as the round opens, each player's fold or play as
+    /// the dealer registers it (never cards, bets or faults). Without it: vision alone.
+    #[arg(long)]
+    pub backend: bool,
 }
 
 /// One simulated session to evaluate.
@@ -166,6 +172,8 @@ pub struct Summary {
     pub seed: u64,
     /// Frame size.
     pub size: String,
+    /// Whether the backend's messages were sent (`--backend`), or vision alone.
+    pub backend: bool,
     /// Frames run through the pipeline.
     pub frames: u64,
     /// Pipeline throughput over all sessions, frames per second of wall time.
@@ -241,6 +249,7 @@ pub fn run_session(
     logic: &LogicFactory,
     workers: usize,
     deck_enrolled: bool,
+    hints: Hints,
 ) -> Result<(Vec<Event>, u64), PipelineError> {
     let geometry = Arc::new(Calibration::load(&dir.join("calibration.json"))?);
     let table_id = "eval";
@@ -262,7 +271,7 @@ pub fn run_session(
         presence: Some(presence),
         empty_table: Some(reference),
         logic,
-        hints: Hints::None,
+        hints,
     };
     let pipeline = Pipeline::start(
         vec![table],
@@ -336,6 +345,7 @@ pub fn evaluate(
         by_deck: BTreeMap::new(),
         seed: args.seed,
         size: args.size.clone(),
+        backend: args.backend,
         frames: 0,
         frames_per_s: 0.0,
         models: [
@@ -360,7 +370,9 @@ pub fn evaluate(
             render(case, size, &dir)?;
             let t0 = std::time::Instant::now();
             let enrolled = session_design(&dir)?.is_some_and(|d| designs.contains(&d));
-            let (events, frames) = run_session(&dir, case.ruleset, recognizers, logic, args.workers.max(1), enrolled)?;
+            let hints = if args.backend { Hints::Replayed(backend::backend_hints(&dir)?) } else { Hints::None };
+            let (events, frames) =
+                run_session(&dir, case.ruleset, recognizers, logic, args.workers.max(1), enrolled, hints)?;
             let secs = t0.elapsed().as_secs_f64();
             pipeline_s += secs;
             summary.frames += frames;
@@ -439,8 +451,13 @@ impl Summary {
         let mut s = String::new();
         let t = &self.total;
         s += &format!(
-            "eval-scenarios: {} rounds ({} frames at {}, seed {}, {:.1} frames/s through the pipeline)\n",
-            t.rounds, self.frames, self.size, self.seed, self.frames_per_s
+            "eval-scenarios: {} rounds ({} frames at {}, seed {}, {:.1} frames/s through the pipeline, {})\n",
+            t.rounds,
+            self.frames,
+            self.size,
+            self.seed,
+            self.frames_per_s,
+            if self.backend { "with the backend's messages" } else { "vision alone" }
         );
         s += &format!(
             "  flags:    {}/{} found ({} with the right consequence and citation), {} false\n",
