@@ -1492,6 +1492,34 @@ impl Tracker {
             && !self.near_shoe(self.tracks[ti].born)
             && extra.is_none();
         let born_off_table = self.born_off_table(&self.tracks[ti]);
+        // A piece first seen inside a hand that reads a card the hand holds within a card's
+        // width, in view or lost, is that card measured twice, not a card put there (San Gong
+        // seed 7 `player_card_exposed`: a face-up hand at the reveal, its A♦ as two more pieces
+        // reading A♦; one arrived the frame the A♦'s own track was lost, when the hand no
+        // longer looked full, and voided the round as a hand of four).
+        let twin_piece = zone_here.is_some_and(|z| {
+            let t = &self.tracks[ti];
+            !t.arrived
+                && t.left_from.is_none()
+                && self.zone_of(t.born) == Some(z)
+                && t.identity.or(t.twin_read).is_some_and(|c| {
+                    let within = TWIN_IDENTITY_SHARE * self.geometry.calibration.card_size_mm[0];
+                    let holds = |o: &Track| {
+                        o.id != t.id && o.confirmed && o.arrived && o.zone == Some(z) && o.identity == Some(c)
+                    };
+                    let in_view = self.tracks.iter().any(|o| holds(o) && o.pos.dist(p) < within);
+                    // A card lost there may be seen again as one new piece, not as two.
+                    let lost = self.lost.iter().any(|(o, _)| holds(o) && o.pos.dist(p) < within);
+                    let other_piece = self.tracks.iter().any(|o| {
+                        o.id != t.id
+                            && !o.arrived
+                            && self.zone_of(o.born) == Some(z)
+                            && o.identity == Some(c)
+                            && o.pos.dist(p) < within
+                    });
+                    in_view || lost && other_piece
+                })
+        });
         let t = &mut self.tracks[ti];
         let mut changes = TrackChanges::default();
         let step = [p.x - t.pos.x, p.y - t.pos.y];
@@ -1577,7 +1605,7 @@ impl Tracker {
                 }
                 if t.piece_of.is_some() {
                     // a piece of a card counted already
-                } else if t.confirmed && t.candidate.is_some() && t.candidate_frames >= settle_frames {
+                } else if t.confirmed && t.candidate.is_some() && t.candidate_frames >= settle_frames && !twin_piece {
                     changes.settled = true;
                 } else if t.confirmed && !t.arrived && t.left_from.is_none() && touch_down {
                     // A card brought in from off the table (not from the shoe)
@@ -2799,6 +2827,66 @@ mod tests {
         let (at, z) = dealt[per];
         assert_eq!(z, zone);
         assert!(at >= put + late, "{dealt:?}");
+    }
+
+    /// San Gong seed 7, `player_card_exposed`: at the reveal a face-up hand's A♦ was measured as
+    /// two pieces more, each reading A♦; when the A♦'s own track was lost, the hand no longer
+    /// looked full, and one piece arrived as a fourth card and voided the round. A piece first
+    /// seen in a hand that reads a card the hand holds near it is that card, and a card lost
+    /// there is seen again as one piece, not two; a piece reading another card put there still
+    /// counts after the wait.
+    #[test]
+    fn a_piece_reading_a_card_its_hand_holds_is_that_card_measured_twice() {
+        let per = usize::from(Ruleset::new(RulesetId::Fortune3cp2025).cards_per_hand);
+        let run = |reads: &str, pieces: &[f64], lost: u64| -> usize {
+            let (mut t, g) = tracker();
+            let cw = g.calibration.card_size_mm[0];
+            let mut dealt = 0;
+            let mut push = |t: &mut Tracker, n: u64, cards: Vec<CardObservation>| {
+                let obs = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![] };
+                dealt += t.push(&obs).iter().filter(|e| matches!(e.kind, TrackEventKind::Dealt { .. })).count();
+            };
+            let full = 20 * per as u64 + 50;
+            for n in 0..full {
+                push(&mut t, n, sliding_hand(&g, 3, per, n));
+            }
+            // the reveal: every card turned face up and read
+            let faces = ["AD", "JD", "7C"].map(|c| c.parse::<Card>().unwrap());
+            let up = |n: u64| -> Vec<CardObservation> {
+                sliding_hand(&g, 3, per, n)
+                    .into_iter()
+                    .zip(faces)
+                    .map(|(o, card)| CardObservation { face: ObservedFace::Card(card), face_up: true, ..o })
+                    .collect()
+            };
+            for n in full..full + 30 {
+                push(&mut t, n, up(n));
+            }
+            assert!(matches!(t.phase(), RoundPhase::Reveal | RoundPhase::Settlement), "{:?}", t.phase());
+            // pieces beside the first card (`pieces`: shares of a card's width), read as
+            // `reads`, for as long as the late wait and more; the first card's own track lost
+            // for `lost` frames meanwhile
+            let at = hand_spot(&g, 3, 0);
+            let piece = |share: f64| CardObservation {
+                face: ObservedFace::Card(reads.parse().unwrap()),
+                face_up: true,
+                ..back_at(&g, Point::new(at.x + share * cw, at.y))
+            };
+            let late = u64::from(TrackerOptions::default().late_extra_card_settle_frames);
+            let from = full + 30;
+            for n in from..from + late + 30 {
+                let mut cards = up(n);
+                if (from + 40..from + 40 + lost).contains(&n) {
+                    cards.remove(0);
+                }
+                cards.extend(pieces.iter().map(|&s| piece(s)));
+                push(&mut t, n, cards);
+            }
+            dealt
+        };
+        assert_eq!(run("AD", &[0.2], 8), per, "the A♦ measured twice is no fourth card");
+        assert_eq!(run("AD", &[0.2, 0.5], 40), per, "nor is either of two pieces reading it");
+        assert_eq!(run("9C", &[0.2], 0), per + 1, "a 9♣ put into the hand is one");
     }
 
     /// Fortune seed 11, clean rounds 3 and 4: while the players decided, three hands of backs
