@@ -97,7 +97,9 @@ pub fn backend_hints(dir: &Path) -> Result<VecDeque<(u64, TableHint)>, PipelineE
 /// or raise bet after the deal, or the collection of its cards; else the first action after
 /// the players looked at their cards (the last peek, else the last card dealt).
 fn decision_actions(r: &PlannedRound) -> Vec<(u8, Decision, Option<usize>)> {
-    let kind = |a: &serde_json::Value| a["action"].as_str().unwrap_or("").to_string();
+    fn kind(a: &serde_json::Value) -> &str {
+        a["action"].as_str().unwrap_or("")
+    }
     let looked =
         r.actions.iter().rposition(|a| kind(a) == "peek").or_else(|| r.actions.iter().rposition(|a| kind(a) == "deal"));
     let Some(looked) = looked else { return Vec::new() };
@@ -112,7 +114,7 @@ fn decision_actions(r: &PlannedRound) -> Vec<(u8, Decision, Option<usize>)> {
         .hands
         .iter()
         .map(|h| {
-            let own = r.actions.iter().enumerate().skip(looked + 1).find(|(_, a)| match kind(a).as_str() {
+            let own = r.actions.iter().enumerate().skip(looked + 1).find(|(_, a)| match kind(a) {
                 "bet" => a["seat"].as_u64() == Some(u64::from(h.seat)) && a["bet"] != "ante",
                 "collect" => {
                     let ids: Vec<u64> =

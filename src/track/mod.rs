@@ -1493,15 +1493,14 @@ impl Tracker {
             && extra.is_none();
         let born_off_table = self.born_off_table(&self.tracks[ti]);
         // A piece first seen inside a hand that reads a card the hand holds within a card's
-        // width, in view or lost, is that card measured twice, not a card put there (San Gong
-        // seed 7 `player_card_exposed`: a face-up hand at the reveal, its A♦ as two more pieces
-        // reading A♦; one arrived the frame the A♦'s own track was lost, when the hand no
-        // longer looked full, and voided the round as a hand of four).
+        // width, in view (or lost, while another such piece reads it too), is that card
+        // measured twice, not a card put there (San Gong seed 7 `player_card_exposed`: a face-up
+        // hand at the reveal, its A♦ as two more pieces reading A♦; one arrived when the A♦'s
+        // own track was lost and the hand no longer looked full, voiding the round as a hand of
+        // four).
         let twin_piece = zone_here.is_some_and(|z| {
             let t = &self.tracks[ti];
-            !t.arrived
-                && t.left_from.is_none()
-                && self.zone_of(t.born) == Some(z)
+            self.first_seen_in(t, z)
                 && t.identity.or(t.twin_read).is_some_and(|c| {
                     let within = TWIN_IDENTITY_SHARE * self.geometry.calibration.card_size_mm[0];
                     let holds = |o: &Track| {
@@ -1511,11 +1510,7 @@ impl Tracker {
                     // A card lost there may be seen again as one new piece, not as two.
                     let lost = self.lost.iter().any(|(o, _)| holds(o) && o.pos.dist(p) < within);
                     let other_piece = self.tracks.iter().any(|o| {
-                        o.id != t.id
-                            && !o.arrived
-                            && self.zone_of(o.born) == Some(z)
-                            && o.identity == Some(c)
-                            && o.pos.dist(p) < within
+                        o.id != t.id && self.first_seen_in(o, z) && o.identity == Some(c) && o.pos.dist(p) < within
                     });
                     in_view || lost && other_piece
                 })
@@ -1649,7 +1644,13 @@ impl Tracker {
     /// [`TrackerOptions::extra_card_settle_frames`]).
     fn appeared_in_full(&self, ti: usize, zone: TableZone) -> bool {
         let t = &self.tracks[ti];
-        !t.arrived && t.left_from.is_none() && self.zone_of(t.born) == Some(zone) && self.zone_full(zone, t.id)
+        self.first_seen_in(t, zone) && self.zone_full(zone, t.id)
+    }
+
+    /// Whether track `t`, not yet arrived anywhere and never left a zone, was first seen inside
+    /// `zone` (not flown in from the shoe or from off the table).
+    fn first_seen_in(&self, t: &Track, zone: TableZone) -> bool {
+        !t.arrived && t.left_from.is_none() && self.zone_of(t.born) == Some(zone)
     }
 
     /// Whether `zone` holds every card the ruleset deals it (other than track `except`): cards
