@@ -9,7 +9,7 @@ use super::stage::StageStats;
 use super::PipelineError;
 use crate::calib::TableGeometry;
 use crate::events::BackendHint;
-use crate::presence::SpotState;
+use crate::presence::{ChangeMap, SpotState};
 use crate::recognize::DetectedCard;
 use crate::rules::RulesetId;
 use crate::source::HealthEvent;
@@ -30,6 +30,8 @@ pub struct ObservedFrame {
     pub cards: Vec<DetectedCard>,
     /// Bet presence per calibrated spot, when the table has a presence detector.
     pub spots: Option<Vec<SpotState>>,
+    /// What differs from the empty table, when the table has a captured empty-table reference.
+    pub changes: Option<Arc<ChangeMap>>,
     /// The image (shared, not copied), for stages that keep key frames.
     pub image: Arc<Mat>,
 }

@@ -512,6 +512,7 @@ impl TableCtx {
             }
             None => None,
         };
+        let changes = self.presence.as_ref().and_then(|p| p.changes());
         let observed = ObservedFrame {
             camera_id: frame.camera_id,
             frame: frame.seq,
@@ -519,6 +520,7 @@ impl TableCtx {
             timestamp_ms: frame.timestamp_ms,
             cards,
             spots,
+            changes,
             image: frame.image,
         };
         let seq = observed.frame;

@@ -127,6 +127,7 @@ fn observations_with(frame: &ObservedFrame, cards: &[DetectedCard]) -> FrameObse
             .filter(|s| s.present)
             .map(|s| SpotPresence { seat: s.seat, bet: s.bet })
             .collect(),
+        changes: frame.changes.clone(),
     }
 }
 

@@ -34,6 +34,8 @@
 pub mod cli;
 pub mod eval;
 
+use std::sync::Arc;
+
 use opencv::core::{self, Mat, Size};
 use opencv::imgproc;
 use opencv::prelude::*;
@@ -151,6 +153,42 @@ impl PresenceConfig {
     }
 }
 
+/// Spacing of the [`ChangeMap`] grid, px.
+const CHANGE_MAP_STEP_PX: usize = 4;
+
+/// What differs from the empty table in one frame, on a coarse grid of the image (a sample every
+/// [`CHANGE_MAP_STEP_PX`] px): a sample is *changed* when its colour differs from the reference
+/// as a spot's pixel must to count (lighting gain cancelled). The tracker reads it to tell a
+/// card's place left bare (the card is gone) from one covered by an arm (the card may still be
+/// there). Made only against a captured empty-table reference: a running median learns the
+/// cards that lie long as felt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChangeMap {
+    step: u32,
+    cols: u32,
+    rows: u32,
+    cells: Vec<bool>,
+}
+
+impl ChangeMap {
+    /// A map of `cols` × `rows` samples `step` px apart, row by row: sample (c, r) is pixel
+    /// (c·step + step/2, r·step + step/2). `None` if the sizes disagree.
+    pub fn new(step: u32, cols: u32, rows: u32, cells: Vec<bool>) -> Option<ChangeMap> {
+        (step > 0 && cells.len() == cols as usize * rows as usize).then_some(ChangeMap { step, cols, rows, cells })
+    }
+
+    /// Whether the image point `p` (px) differs from the empty table; `None` outside the image.
+    pub fn changed(&self, p: Point) -> Option<bool> {
+        if !(p.x >= 0.0 && p.y >= 0.0) {
+            return None;
+        }
+        let step = f64::from(self.step);
+        let (c, r) = ((p.x / step) as u64, (p.y / step) as u64);
+        (c < u64::from(self.cols) && r < u64::from(self.rows))
+            .then(|| self.cells[(r * u64::from(self.cols) + c) as usize])
+    }
+}
+
 /// The state of one bet spot in one frame.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct SpotState {
@@ -205,6 +243,8 @@ pub struct PresenceDetector {
     /// Smoothed reference, BGR bytes.
     reference: Vec<u8>,
     background: Option<RunningMedian>,
+    /// The last frame's changes (with a captured reference only).
+    changes: Option<Arc<ChangeMap>>,
 }
 
 impl PresenceDetector {
@@ -260,7 +300,16 @@ impl PresenceDetector {
             )));
         }
         let felt = felt_samples(geometry, &config, w, h);
-        Ok(PresenceDetector { config, width: w, height: h, spots, felt, reference: Vec::new(), background: None })
+        Ok(PresenceDetector {
+            config,
+            width: w,
+            height: h,
+            spots,
+            felt,
+            reference: Vec::new(),
+            background: None,
+            changes: None,
+        })
     }
 
     /// The configuration in use.
@@ -315,15 +364,24 @@ impl PresenceDetector {
             let i = o as usize * 3;
             (gradient(&f, i, w, &gain) - gradient(reference, i, w, &[1.0; 3])).abs() > cfg.edge_levels
         };
-        let changed = |o: u32| -> bool {
+        let colour_changed = |o: u32| -> bool {
             let i = o as usize * 3;
-            let colour = (0..3).any(|c| {
+            (0..3).any(|c| {
                 let r = reference[i + c] as f32;
                 let v = f[i + c] as f32 / gain[c];
                 (v - r).abs() > cfg.diff_levels + cfg.diff_relative * r.min(255.0 - r)
-            });
-            colour || new_edge(o)
+            })
         };
+        let changed = |o: u32| -> bool { colour_changed(o) || new_edge(o) };
+        let changes = self.background.is_none().then(|| {
+            let (step, h) = (CHANGE_MAP_STEP_PX, self.height as usize);
+            let (cols, rows) = (w / step, h / step);
+            let cells = (0..rows)
+                .flat_map(|r| (0..cols).map(move |c| ((r * step + step / 2) * w + c * step + step / 2) as u32))
+                .map(colour_changed)
+                .collect();
+            ChangeMap::new(step as u32, cols as u32, rows as u32, cells).map(Arc::new)
+        });
         let fraction = |px: &[u32], test: &dyn Fn(u32) -> bool| -> f32 {
             if px.is_empty() {
                 0.0
@@ -364,7 +422,14 @@ impl PresenceDetector {
             }
             out.push(SpotState { seat: s.seat, bet: s.bet, present: s.present, occluded, score, ring_score });
         }
+        self.changes = changes.flatten();
         Ok(out)
+    }
+
+    /// The [`ChangeMap`] of the frame [`update`](Self::update) saw last: `None` before the first
+    /// frame, or without a captured empty-table reference.
+    pub fn changes(&self) -> Option<Arc<ChangeMap>> {
+        self.changes.clone()
     }
 
     /// Per-channel frame/reference gain: the median ratio over felt samples.
@@ -618,6 +683,44 @@ mod tests {
         assert!(decide(true, true).0, "a chip under the glare");
         assert!(decide(false, true).0, "a chip without glare");
         assert!(!decide(false, false).0, "the empty table");
+    }
+
+    /// The change map marks what differs from the captured empty table (a card laid on the
+    /// felt), not the felt around it, under a change of exposure too; a detector that learns
+    /// its reference makes none.
+    #[test]
+    fn the_change_map_shows_a_card_on_the_felt_and_only_it() {
+        use crate::calib::layout::{default_pose, simulated_calibration};
+        let (w, h) = (960, 540);
+        let g = simulated_calibration(RulesetId::Fortune3cp2025, "G1", w, h, &default_pose(), None)
+            .validate(std::path::Path::new("<test>"))
+            .unwrap();
+        let card = (400..440, 200..260);
+        let image = |gain: f64, with_card: bool| -> Mat {
+            let mut m =
+                Mat::new_rows_cols_with_default(h as i32, w as i32, core::CV_8UC3, core::Scalar::all(0.0)).unwrap();
+            for y in 0..h as i32 {
+                for x in 0..w as i32 {
+                    let on_card = with_card && card.0.contains(&x) && card.1.contains(&y);
+                    let px = if on_card { [235.0; 3] } else { [70.0 * gain, 120.0 * gain, 40.0 * gain] };
+                    *m.at_2d_mut::<core::Vec3b>(y, x).unwrap() = core::Vec3b::from(px.map(|c: f64| c as u8));
+                }
+            }
+            m
+        };
+        let mut d = PresenceDetector::new(&g, &image(1.0, false), PresenceConfig::default()).unwrap();
+        assert!(d.changes().is_none(), "no frame yet");
+        d.update(&image(1.15, true), 0.0).unwrap();
+        let map = d.changes().expect("a captured reference gives a change map");
+        assert_eq!(map.changed(Point::new(420.0, 230.0)), Some(true), "the card");
+        for felt in [Point::new(380.0, 230.0), Point::new(460.0, 230.0), Point::new(100.0, 400.0)] {
+            assert_eq!(map.changed(felt), Some(false), "the felt at {felt:?}");
+        }
+        assert_eq!(map.changed(Point::new(-1.0, 5.0)), None);
+        assert_eq!(map.changed(Point::new(5.0, h as f64 + 1.0)), None);
+        let mut learning = PresenceDetector::without_reference(&g, PresenceConfig::default()).unwrap();
+        learning.update(&image(1.0, true), 0.0).unwrap();
+        assert!(learning.changes().is_none());
     }
 
     #[test]

@@ -115,7 +115,7 @@ pub fn observe(
     }
     rng.shuffle(&mut cards);
     let spots = st.chips.iter().map(|(seat, bet)| SpotPresence { seat: seat.0, bet: *bet }).collect();
-    FrameObservations { frame, time_ms: frame_ms(frame), cards, spots }
+    FrameObservations { frame, time_ms: frame_ms(frame), cards, spots, changes: None }
 }
 
 /// Frame `frame`'s time at the simulator's frame rate, ms (rounded to µs, as the sessions are).

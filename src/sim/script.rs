@@ -503,7 +503,11 @@ pub fn plan_round(
         first_visible.insert(K::WrongCardCount, (deal_end - 1, seat));
     }
     if scenario == Scenario::ShufflerFailure {
-        first_visible.insert(K::ShufflerFailure, (first_action_of(&p.actions, 0), None));
+        // The machine stopping shows nothing; the partial deal taken back is what a camera (and
+        // the surveillance room) sees. Before session 34 the truth said "from the first card
+        // dealt", which charged every tracker the whole partial deal as latency.
+        let taken_back = p.actions.iter().position(|s| matches!(s.action, Action::Collect { .. }));
+        first_visible.insert(K::ShufflerFailure, (taken_back.unwrap_or(0), None));
     }
     p.push(Action::Wait, 10);
 
@@ -772,6 +776,12 @@ mod tests {
                         assert!(f.visible_from_action < plan.actions.len());
                         if f.kind == IrregularityKind::DuplicateCard {
                             duplicate_shows_with_its_second_face(&plan, f.visible_from_action);
+                        }
+                        if f.kind == IrregularityKind::ShufflerFailure {
+                            // shown by the partial deal taken back, after cards were dealt
+                            let at = &plan.actions[..=f.visible_from_action];
+                            assert!(matches!(at.last().map(|s| &s.action), Some(Action::Collect { .. })), "{id}");
+                            assert!(at.iter().any(|s| matches!(s.action, Action::Deal { .. })), "{id}");
                         }
                     }
                 }

@@ -18,11 +18,13 @@
 //! * a card missing for a few frames (a hand over it) is not gone; a card in
 //!   motion has no zone until it settles.
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use crate::calib::{Point, TableGeometry, ZoneKind};
 use crate::events::{BackendHint, RoundPhase, TableZone};
+use crate::presence::ChangeMap;
 use crate::rules::ruleset::{DealingMode, FaceUpByDesign, GameKind};
 use crate::rules::{BetKind, Card, Ruleset};
 
@@ -93,6 +95,10 @@ pub struct FrameObservations {
     pub cards: Vec<CardObservation>,
     /// Bet spots holding chips (spots not listed are empty).
     pub spots: Vec<SpotPresence>,
+    /// What differs from the empty table in this frame, when the camera has a captured
+    /// empty-table reference: a card's place seen bare tells a card taken away from one under an
+    /// arm (see [`VACANT_FRAMES`]).
+    pub changes: Option<Arc<ChangeMap>>,
 }
 
 /// Tracker tuning. Durations are in frames (30 fps: 30 frames = 1 s).
@@ -366,6 +372,9 @@ pub enum TrackEventKind {
         from: Option<TableZone>,
         /// Its identity, if confirmed.
         card: Option<Card>,
+        /// Its place was seen bare while the rest of its hand lay in view ([`VACANT_FRAMES`]):
+        /// taken away, not hidden, and reported as soon as seen.
+        seen_bare: bool,
     },
     /// Cards were collected during the deal (a shuffler failure or a misdeal):
     /// the cards dealt so far no longer count.
@@ -536,6 +545,11 @@ struct Track {
     twin_read: Option<Card>,
     /// The frame it was last reported turned face down.
     turned_down_at: Option<u64>,
+    /// Seen again after it was lost in its zone: the last frame it was seen before, and the
+    /// frame it was seen again (see `Tracker::reborn_after_void_deal`).
+    revived: Option<(u64, u64)>,
+    /// Frames in a row its place was seen bare while it was unseen (see [`VACANT_FRAMES`]).
+    bare_frames: u32,
 }
 
 impl Track {
@@ -727,6 +741,30 @@ const SPLIT_FRAMES: u64 = 2;
 /// so some cards' last measured centres jump a few millimetres, which reads as speed. A hand
 /// being gathered moves its cards; a card taken vanishes alone.
 const LOST_IN_PLACE_SHARE: f64 = 0.5;
+/// A card unseen in its hand while the players decide, whose place the empty-table comparison
+/// ([`FrameObservations::changes`]) shows as bare felt for this many frames in a row while another
+/// card of the hand lies in view, was taken away: no arm covers it, and no card lies on it. It is
+/// reported removed at once, not after [`TrackerOptions::occlusion_frames`] and
+/// [`TrackerOptions::revive_frames`] (stud seed 7 `card_removed`: 1.3 s after the card was gone,
+/// against the 250 ms target). A whole hand gone at once is left to the gathering rules (a fold),
+/// and the rest of the round, when cards are turned over and squared, keeps the patient rules.
+const VACANT_FRAMES: u32 = 4;
+/// Of the points sampled on a place, at most this share may differ from the empty table for the
+/// place to count as bare (one point in 13: a printed line's edge, a chip's shadow).
+const VACANT_CHANGED_SHARE: f64 = 0.1;
+/// A card seen this close to an unseen card's place, as a share of a card's width, is that card
+/// (the cards of a hand lie at least half a card apart, so that each index shows).
+const VACANT_OWN_SHARE: f64 = 0.4;
+/// Radius of the disc sampled around an unseen card's place, as a share of a card's width:
+/// inside the card however it lay.
+const VACANT_RADIUS_SHARE: f64 = 0.35;
+/// During the deal, a card of a hand last seen moving faster than this many times the settle
+/// speed is being gathered, not lying under an arm: it is given up after
+/// [`TrackerOptions::lost_moving_frames`], not [`TrackerOptions::occlusion_frames`], so that a
+/// void deal's collection is noticed as it happens (stud seed 7 shuffler failure: seat 2's cards
+/// vanished at 24–28 mm a frame, and the deal was abandoned 20 frames later, 433 ms after the
+/// collection ended).
+const GATHERED_SPEED_RATIO: f64 = 3.0;
 /// A card settling into a zone that vanished after lying still there this many frames, and is
 /// seen again within this share of a card's width of where it lay (within
 /// [`TrackerOptions::revive_frames`]), resumes its settling count (`Tracker::settling_lost_at`).
@@ -1147,6 +1185,7 @@ impl Tracker {
                 let resumed = revived.is_none().then(|| self.settling_lost_at(*p, zone_here)).flatten();
                 if let Some((mut t, _)) = revived.map(|i| self.lost.remove(i)).or(resumed) {
                     // in view again: no longer hidden, and judged afresh if lost again
+                    t.revived = Some((t.last_seen, frame));
                     t.hidden = false;
                     t.pos = *p;
                     t.vel = [0.0, 0.0];
@@ -1157,43 +1196,8 @@ impl Tracker {
                     self.tracks.push(t);
                     continue;
                 }
-                let id = self.next_id;
-                self.next_id += 1;
-                self.tracks.push(Track {
-                    id,
-                    pos: *p,
-                    vel: [0.0, 0.0],
-                    hits: 1,
-                    missed: 0,
-                    confirmed: self.opts.confirm_hits <= 1,
-                    face_up: o.face_up,
-                    face_streak: 0,
-                    face_streak_named: false,
-                    votes: IdentityVotes::default(),
-                    identity: None,
-                    zone: None,
-                    candidate: None,
-                    candidate_frames: 0,
-                    outside_frames: 0,
-                    arrived: false,
-                    abandoned: false,
-                    left_from: None,
-                    to_discard: false,
-                    born: *p,
-                    born_at: frame,
-                    piece_of: None,
-                    home: *p,
-                    moved_from: None,
-                    left_at: 0,
-                    last_seen: frame,
-                    arrived_at: 0,
-                    hidden: false,
-                    peak_step: 0.0,
-                    moving_frames: 0,
-                    dip: None,
-                    twin_read: None,
-                    turned_down_at: None,
-                });
+                let t = self.new_track(*p, o.face_up, frame);
+                self.tracks.push(t);
             }
         }
         // A card out of the shoe outside any round (or while the last one is
@@ -1257,6 +1261,8 @@ impl Tracker {
             activity |= self.on_settled(ti, frame, &mut out);
         }
 
+        self.note_bare_places(obs.changes.as_deref(), &points);
+
         // Lost tracks. A card lying in its zone may be under a hand for a while;
         // one in motion or outside every zone is gone sooner.
         let mut gone: Vec<usize> = Vec::new();
@@ -1264,10 +1270,15 @@ impl Tracker {
             // A card of an abandoned deal is not waited for: the dealer is
             // gathering the partial deal (and a card of the redeal may land
             // where it lay).
-            let in_zone =
-                t.zone.is_some() && t.outside_frames == 0 && self.phase != RoundPhase::Collection && !t.abandoned;
+            let gathered =
+                self.phase == RoundPhase::Dealing && t.speed() > GATHERED_SPEED_RATIO * self.opts.settle_speed_mm;
+            let in_zone = t.zone.is_some()
+                && t.outside_frames == 0
+                && self.phase != RoundPhase::Collection
+                && !t.abandoned
+                && !gathered;
             let limit = if in_zone { self.opts.occlusion_frames } else { self.opts.lost_moving_frames };
-            if t.missed > limit || (!t.confirmed && t.missed > 1) {
+            if t.missed > limit || (!t.confirmed && t.missed > 1) || self.left_bare(t) {
                 gone.push(ti);
             }
         }
@@ -1315,11 +1326,12 @@ impl Tracker {
                     out.push(TrackEventKind::Moved { track: t.id, from, to: TableZone::Discard, phase: self.phase });
                     let left = if t.left_from.is_some() { t.left_at } else { t.last_seen };
                     self.note_gathered(from, left, &mut out);
-                    self.on_collected(from, frame, t.abandoned, &mut out);
+                    self.on_collected(from, frame, left, t.abandoned, &mut out);
                 }
                 continue;
             }
-            if t.zone.is_some() && t.outside_frames == 0 && self.opts.revive_frames > 0 {
+            let seen_bare = self.left_bare(&t);
+            if t.zone.is_some() && t.outside_frames == 0 && self.opts.revive_frames > 0 && !seen_bare {
                 // Lost while lying in its zone: perhaps a long occlusion.
                 self.lost.push((t, frame));
                 continue;
@@ -1335,13 +1347,15 @@ impl Tracker {
                     since: frame,
                     from: t.zone.or(t.left_from),
                     card: t.identity,
+                    seen_bare,
                 });
             }
         }
         // Lost cards not seen again in time are gone.
         let window = u64::from(self.opts.revive_frames);
+        let lost = std::mem::take(&mut self.lost);
         let (expired, keep): (Vec<_>, Vec<_>) =
-            std::mem::take(&mut self.lost).into_iter().partition(|(_, since)| frame.saturating_sub(*since) >= window);
+            lost.into_iter().partition(|(t, since)| frame.saturating_sub(*since) >= window || self.left_bare(t));
         self.lost = keep;
         self.settling_lost.retain(|(_, since)| frame.saturating_sub(*since) < window);
         // A whole hand gone at once after the deal, none of its cards seen on
@@ -1384,7 +1398,7 @@ impl Tracker {
             {
                 if let Some(from) = from {
                     out.push(TrackEventKind::Moved { track: t.id, from, to: TableZone::Discard, phase: self.phase });
-                    self.on_collected(from, frame, t.abandoned, &mut out);
+                    self.on_collected(from, frame, t.last_seen, t.abandoned, &mut out);
                 }
                 continue;
             }
@@ -1397,7 +1411,8 @@ impl Tracker {
                 continue;
             }
             activity = true;
-            out.push(TrackEventKind::Removed { track: t.id, since, from: t.zone, card: t.identity });
+            let seen_bare = self.left_bare(&t);
+            out.push(TrackEventKind::Removed { track: t.id, since, from: t.zone, card: t.identity, seen_bare });
         }
         if activity {
             self.last_activity = frame;
@@ -1417,7 +1432,7 @@ impl Tracker {
         eprintln!("  at {}", at.join(" "));
         for t in &self.tracks {
             eprintln!(
-                "  #{} {:?}{} ({:.0},{:.0}) v{:.1} hits {} missed {} up {} zone {:?} cand {:?}/{} arrived {} id {:?} named {:?} sure {:?} readings {:?}",
+                "  #{} {:?}{} ({:.0},{:.0}) v{:.1} hits {} missed {} bare {} up {} zone {:?} cand {:?}/{} arrived {} id {:?} named {:?} sure {:?} readings {:?}",
                 t.id,
                 self.zone_of(t.pos),
                 if t.confirmed { "" } else { " unconfirmed" },
@@ -1426,6 +1441,7 @@ impl Tracker {
                 t.speed(),
                 t.hits,
                 t.missed,
+                t.bare_frames,
                 t.face_up,
                 t.zone,
                 t.candidate,
@@ -1439,8 +1455,8 @@ impl Tracker {
         }
         for (t, since) in &self.lost {
             eprintln!(
-                "  lost #{} since {since} ({:.0},{:.0}) zone {:?} up {} hidden {}",
-                t.id, t.pos.x, t.pos.y, t.zone, t.face_up, t.hidden
+                "  lost #{} since {since} ({:.0},{:.0}) zone {:?} up {} hidden {} bare {}",
+                t.id, t.pos.x, t.pos.y, t.zone, t.face_up, t.hidden, t.bare_frames
             );
         }
         for e in out {
@@ -1817,6 +1833,8 @@ impl Tracker {
         let turned = o.face_up != n.face_up;
         o.face_up = n.face_up;
         o.face_streak = n.face_streak;
+        // the identity read on the new track is news of this card
+        let learned = o.identity.is_none().then_some(n.identity).flatten();
         if o.identity.is_none() {
             o.identity = n.identity;
             o.votes = n.votes.clone();
@@ -1825,6 +1843,12 @@ impl Tracker {
         self.tracks[ti] = o;
         if turned {
             self.report_turned(id, zone, face_up, card, frame, out);
+        }
+        if let Some(card) = learned {
+            // Said apart from the turn: the verifier takes identities from `Identified` only
+            // (stud seed 7, a clean round: the first card's track adopted a piece already read
+            // 6♦ and was reported turned up "6♦", but the outcome had it never read).
+            out.push(TrackEventKind::Identified { track: id, zone: Some(zone), card, previous: None, corrects: false });
         }
     }
 
@@ -2023,7 +2047,13 @@ impl Tracker {
                     lost.into_iter().partition(|(t, _)| t.zone == Some(zone) && !self.covered(t));
                 self.lost = keep;
                 for (t, since) in gone {
-                    out.push(TrackEventKind::Removed { track: t.id, since, from: t.zone, card: t.identity });
+                    out.push(TrackEventKind::Removed {
+                        track: t.id,
+                        since,
+                        from: t.zone,
+                        card: t.identity,
+                        seen_bare: false,
+                    });
                 }
             }
             let n = self.arrivals.entry(zone).or_default();
@@ -2038,7 +2068,7 @@ impl Tracker {
             if zone == TableZone::Discard {
                 let (left, abandoned) = (self.tracks[ti].left_at, self.tracks[ti].abandoned);
                 self.note_gathered(from, left, out);
-                self.on_collected(from, frame, abandoned, out);
+                self.on_collected(from, frame, left, abandoned, out);
             }
         }
         true
@@ -2143,6 +2173,114 @@ impl Tracker {
         })
     }
 
+    /// A track for a card first seen at `p` in `frame`.
+    fn new_track(&mut self, p: Point, face_up: bool, frame: u64) -> Track {
+        let id = self.next_id;
+        self.next_id += 1;
+        Track {
+            id,
+            pos: p,
+            vel: [0.0, 0.0],
+            hits: 1,
+            missed: 0,
+            confirmed: self.opts.confirm_hits <= 1,
+            face_up,
+            face_streak: 0,
+            face_streak_named: false,
+            votes: IdentityVotes::default(),
+            identity: None,
+            zone: None,
+            candidate: None,
+            candidate_frames: 0,
+            outside_frames: 0,
+            arrived: false,
+            abandoned: false,
+            left_from: None,
+            to_discard: false,
+            born: p,
+            born_at: frame,
+            piece_of: None,
+            home: p,
+            moved_from: None,
+            left_at: 0,
+            last_seen: frame,
+            arrived_at: 0,
+            hidden: false,
+            peak_step: 0.0,
+            moving_frames: 0,
+            dip: None,
+            twin_read: None,
+            turned_down_at: None,
+            revived: None,
+            bare_frames: 0,
+        }
+    }
+
+    /// Counts, for every unseen card of a hand (in view but missed, or lost), the frames in a
+    /// row its place has looked bare in `changes` (see [`VACANT_FRAMES`]).
+    fn note_bare_places(&mut self, changes: Option<&ChangeMap>, points: &[(Point, CardObservation)]) {
+        // The cards seen this frame, each measured as one card (not two merged): what they cover
+        // of an unseen card's place is explained (in a hand laid overlapping, a card taken
+        // away leaves its neighbours showing, not the felt).
+        let [w, l] = self.geometry.calibration.card_size_mm;
+        let one_card = |quad: &[Point; 4]| {
+            let mm: Option<Vec<Point>> = quad.iter().map(|&q| self.geometry.image_to_table(q)).collect();
+            mm.map(crate::calib::Polygon).filter(|poly| {
+                let v = &poly.0;
+                let twice: f64 = (0..4).map(|i| v[i].x * v[(i + 1) % 4].y - v[(i + 1) % 4].x * v[i].y).sum();
+                (0.7..=1.3).contains(&(twice.abs() / 2.0 / (w * l)))
+            })
+        };
+        let seen: Vec<crate::calib::Polygon> = match changes {
+            Some(_) => points.iter().filter_map(|(_, o)| one_card(&o.quad)).collect(),
+            None => Vec::new(),
+        };
+        // A card seen at the place is this card, tracked afresh (its track pulled off by a piece
+        // measured wrong: Q Poker seed 7, a clean round), not a neighbour.
+        let at_place = |t: &Track| points.iter().any(|(p, _)| p.dist(t.home) < VACANT_OWN_SHARE * w);
+        let bare = |t: &Track| t.missed > 0 && !at_place(t) && changes.is_some_and(|m| self.place_bare(m, t, &seen));
+        let now: Vec<bool> = self.tracks.iter().chain(self.lost.iter().map(|(t, _)| t)).map(bare).collect();
+        for (t, b) in self.tracks.iter_mut().chain(self.lost.iter_mut().map(|(t, _)| t)).zip(now) {
+            t.bare_frames = if b { t.bare_frames + 1 } else { 0 };
+        }
+    }
+
+    /// Whether the place where card `t` lay shows the empty table or the cards `seen` this frame:
+    /// at most [`VACANT_CHANGED_SHARE`] of 13 points within [`VACANT_RADIUS_SHARE`] of a card's
+    /// width of its place differ from the empty table outside them (and most of the points are
+    /// in the picture).
+    fn place_bare(&self, changes: &ChangeMap, t: &Track, seen: &[crate::calib::Polygon]) -> bool {
+        if !t.confirmed || !t.arrived || t.abandoned || t.hidden {
+            return false;
+        }
+        if !matches!(t.zone, Some(TableZone::Seat(_) | TableZone::Dealer | TableZone::Community)) {
+            return false;
+        }
+        let r = VACANT_RADIUS_SHARE * self.geometry.calibration.card_size_mm[0] / 2.0;
+        let seen_cards = seen;
+        let (mut seen, mut changed) = (0u32, 0u32);
+        for (i, j) in (-2i32..=2).flat_map(|i| (-2i32..=2).map(move |j| (i, j))).filter(|(i, j)| i * i + j * j <= 4) {
+            let p = Point::new(t.home.x + f64::from(i) * r, t.home.y + f64::from(j) * r);
+            if let Some(c) = self.geometry.table_to_image(p).and_then(|px| changes.changed(px)) {
+                seen += 1;
+                changed += u32::from(c && !seen_cards.iter().any(|poly| poly.contains(p)));
+            }
+        }
+        seen >= 9 && f64::from(changed) <= VACANT_CHANGED_SHARE * f64::from(seen)
+    }
+
+    /// Whether unseen card `t` was taken away ([`VACANT_FRAMES`]): its place bare long enough,
+    /// while the players decide, with another card of its hand in view.
+    fn left_bare(&self, t: &Track) -> bool {
+        if t.bare_frames < VACANT_FRAMES || self.phase != RoundPhase::Decisions {
+            return false;
+        }
+        let Some(zone) = t.zone else { return false };
+        self.tracks
+            .iter()
+            .any(|o| o.id != t.id && o.confirmed && o.arrived && !o.abandoned && o.missed == 0 && o.zone == Some(zone))
+    }
+
     /// Whether lost track `t` (lost since `since`) is a card of an abandoned deal that was
     /// already out of sight when the deal was abandoned. The void deal's cards are all collected
     /// (e.g. stud-2004 Art. 11(4), a shuffler failure): what lies at its place afterwards is a
@@ -2170,9 +2308,10 @@ impl Tracker {
         Some(self.settling_lost.remove(i))
     }
 
+    /// A card of `from` reached the discard rack in `frame`, having left its zone in `left`.
     /// `abandoned`: the card belongs to a deal already abandoned (its late
     /// collection does not abandon the new deal).
-    fn on_collected(&mut self, from: TableZone, frame: u64, abandoned: bool, out: &mut Vec<TrackEventKind>) {
+    fn on_collected(&mut self, from: TableZone, frame: u64, left: u64, abandoned: bool, out: &mut Vec<TrackEventKind>) {
         match self.phase {
             RoundPhase::Dealing if abandoned => {}
             RoundPhase::Dealing if !self.dealt.is_empty() => {
@@ -2186,6 +2325,7 @@ impl Tracker {
                         t.abandoned = true;
                     }
                 }
+                self.reborn_after_void_deal(left);
             }
             RoundPhase::Decisions => {
                 if let TableZone::Seat(s) = from {
@@ -2204,6 +2344,28 @@ impl Tracker {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// The void deal's cards in view again that were out of sight from before its collection
+    /// (a card of it left its zone in `left`) to after it: the new deal's cards at their place,
+    /// not these come back. [`Tracker::void_and_unseen`] keeps such a card lost when the deal
+    /// is abandoned first; this is the other order, the new packet in view a frame or two before
+    /// the collection is judged (the dealer's hand over the void packet as it was gathered, then
+    /// the redeal laid where it lay: stud seed 7 shuffler failure, where seat 1's void tracks
+    /// took the new packet and the new deal looked dealt out of order). Each leaves its zone, to
+    /// settle there again as a card of the new deal (see `on_settled`); one of the void deal
+    /// that was only hidden for a while goes on to the rack, where it counts for nothing.
+    fn reborn_after_void_deal(&mut self, left: u64) {
+        for t in &mut self.tracks {
+            let back_later = t.revived.is_some_and(|(unseen_from, back)| unseen_from <= left && back > left);
+            if t.abandoned && back_later && t.zone.is_some_and(|z| z != TableZone::Discard) {
+                t.zone = None;
+                t.left_from = None;
+                t.candidate = None;
+                t.candidate_frames = 0;
+                t.revived = None;
+            }
         }
     }
 
@@ -2397,6 +2559,11 @@ mod tests {
         zone.expect("the table has that zone").polygon_mm.centroid()
     }
 
+    /// Frame `n` at 30 fps with `cards`, no chips, no change map.
+    fn frame_at(n: u64, cards: Vec<CardObservation>) -> FrameObservations {
+        FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![], changes: None }
+    }
+
     /// Feeds frames `0..frames` (their cards from `cards_at`) and returns the first frame with an
     /// event that `wanted` picks.
     fn first_frame_with(
@@ -2407,8 +2574,7 @@ mod tests {
     ) -> Option<u64> {
         let mut first = None;
         for n in 0..frames {
-            let frame =
-                FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards: cards_at(n), spots: vec![] };
+            let frame = frame_at(n, cards_at(n));
             if t.push(&frame).iter().any(|e| wanted(&e.kind)) {
                 first = first.or(Some(n));
             }
@@ -2429,8 +2595,7 @@ mod tests {
     ) -> Vec<TrackEventKind> {
         let mut events = Vec::new();
         for n in frames {
-            let frame =
-                FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards: cards_at(n), spots: vec![] };
+            let frame = frame_at(n, cards_at(n));
             events.extend(t.push(&frame).into_iter().map(|e| e.kind));
         }
         events
@@ -2448,12 +2613,7 @@ mod tests {
         // a spot between the chip rack and the shuffler, in no zone
         let still = Point::new(380.0, 80.0);
         assert!(t.zone_of(still).is_none());
-        let frame = |n: u64, p: Point| FrameObservations {
-            frame: n,
-            time_ms: n as f64 * 1000.0 / 30.0,
-            cards: vec![back_at(&g, p)],
-            spots: vec![],
-        };
+        let frame = |n: u64, p: Point| frame_at(n, vec![back_at(&g, p)]);
         for n in 0..60 {
             assert!(!started(&t.push(&frame(n, still))), "frame {n}");
         }
@@ -2486,7 +2646,7 @@ mod tests {
             if n >= 40 {
                 cards.push(face_at(twin));
             }
-            let obs = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![] };
+            let obs = frame_at(n, cards);
             for e in t.push(&obs) {
                 if let TrackEventKind::Identified { track, card, .. } = e.kind {
                     identified.push((track, card));
@@ -2511,7 +2671,7 @@ mod tests {
             if (40..40 + flicker).contains(&n) {
                 o = CardObservation { face, face_up: true, confidence: 0.999, ..o };
             }
-            let obs = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards: vec![o], spots: vec![] };
+            let obs = frame_at(n, vec![o]);
             turned |= t.push(&obs).iter().any(|e| matches!(e.kind, TrackEventKind::Turned { face_up: true, .. }));
         }
         turned
@@ -2692,8 +2852,7 @@ mod tests {
                 let p = Point::new(hand.x, hand.y + 15.0 * (15.0 - k));
                 let (face, confidence) = if n >= 20 { reads(n) } else { (ObservedFace::Unknown, 0.0) };
                 let seen = CardObservation { face, confidence, face_up: true, ..back_at(&g, p) };
-                let obs =
-                    FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards: vec![seen], spots: vec![] };
+                let obs = frame_at(n, vec![seen]);
                 for e in t.push(&obs) {
                     if let TrackEventKind::Identified { card, .. } = e.kind {
                         identified.push((n, card));
@@ -2737,7 +2896,7 @@ mod tests {
                     let confidence = if n >= from { 0.9999 } else { 0.0 };
                     cards.push(CardObservation { face, confidence, face_up: true, ..back_at(&g, p) });
                 }
-                let obs = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![] };
+                let obs = frame_at(n, cards);
                 for e in t.push(&obs) {
                     if let TrackEventKind::Identified { track, card, .. } = e.kind {
                         identified.push((track, card));
@@ -2768,7 +2927,7 @@ mod tests {
         assert_eq!(t.zone_of(extra), Some(zone));
         let mut dealt = Vec::new();
         let push = |t: &mut Tracker, dealt: &mut Vec<(u64, TableZone)>, n: u64, cards: Vec<CardObservation>| {
-            let obs = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![] };
+            let obs = frame_at(n, cards);
             for e in t.push(&obs) {
                 if let TrackEventKind::Dealt { zone: z, .. } = e.kind {
                     dealt.push((n, z));
@@ -2844,7 +3003,7 @@ mod tests {
             let cw = g.calibration.card_size_mm[0];
             let mut dealt = 0;
             let mut push = |t: &mut Tracker, n: u64, cards: Vec<CardObservation>| {
-                let obs = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![] };
+                let obs = frame_at(n, cards);
                 dealt += t.push(&obs).iter().filter(|e| matches!(e.kind, TrackEventKind::Dealt { .. })).count();
             };
             let full = 20 * per as u64 + 50;
@@ -2904,7 +3063,7 @@ mod tests {
             let full = 20 * per as u64 + 50;
             let mut dealt = Vec::new();
             let mut push = |t: &mut Tracker, n: u64, cards: Vec<CardObservation>| {
-                let obs = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![] };
+                let obs = frame_at(n, cards);
                 dealt.extend(t.push(&obs).into_iter().filter_map(|e| match e.kind {
                     TrackEventKind::Dealt { .. } => Some(n),
                     _ => None,
@@ -2939,7 +3098,7 @@ mod tests {
         let spot = |i: usize| hand_spot(&g, 3, i);
         let mut events = Vec::new();
         let mut push = |t: &mut Tracker, n: u64, cards: Vec<CardObservation>| {
-            let obs = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![] };
+            let obs = frame_at(n, cards);
             events.extend(t.push(&obs).into_iter().map(|e| (n, e.kind)));
         };
         let resting = |n: u64| sliding_hand(&g, 3, per, n);
@@ -2988,7 +3147,7 @@ mod tests {
             } else if (n0 + 3..n0 + 12).contains(&n) {
                 cards.push(piece); // card 1 at its place again; the piece still there
             }
-            let obs = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![] };
+            let obs = frame_at(n, cards);
             for e in t.push(&obs) {
                 if let TrackEventKind::Dealt { zone, order, .. } = e.kind {
                     dealt.push((n, zone, order));
@@ -3016,7 +3175,7 @@ mod tests {
                 cards.push(back_at(&g, Point::new(p.x, p.y - 10.5)));
                 cards.push(back_at(&g, Point::new(p.x, p.y + 10.5)));
             }
-            let obs = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![] };
+            let obs = frame_at(n, cards);
             for e in t.push(&obs) {
                 if let TrackEventKind::Dealt { zone, order, .. } = e.kind {
                     dealt.push((n, zone, order));
@@ -3062,7 +3221,7 @@ mod tests {
                     Some(c) => CardObservation { face: ObservedFace::Card(c), face_up: true, ..back_at(&g, q) },
                 }));
             }
-            let frame = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards: obs, spots: vec![] };
+            let frame = frame_at(n, obs);
             for e in t.push(&frame) {
                 match e.kind {
                     TrackEventKind::Dealt { zone, phase, .. } => deal.dealt.push((n, zone, phase)),
@@ -3139,6 +3298,32 @@ mod tests {
             _ => None,
         });
         assert_eq!(turned, middle.next_back().map(|t| (t, TableZone::Seat(3))), "{after:?}");
+    }
+
+    /// Stud seed 7, a clean round (session 34): a turned card came down drifting, read 6♦ before
+    /// it came to rest; the lost track of the card took it up, reported turned up "6♦", but no
+    /// identification followed, and the round's outcome had the card never read. The identity
+    /// the new track brings is reported as the card's.
+    #[test]
+    fn a_card_turned_over_and_read_before_it_rests_is_identified() {
+        let card: Card = "9C".parse().unwrap();
+        // out of sight from 200 to 229, then face up drifting 8 mm a frame to rest at 240
+        let deal = deal_seat_3_and_dealer(300, |i, n, p| match (i, n) {
+            (1, 200..=229) => vec![],
+            (1, 230..) => {
+                let off = 8.0 * 240u64.saturating_sub(n) as f64;
+                vec![(Point::new(p.x + 25.0 + off, p.y + 30.0), Some(card))]
+            }
+            _ => vec![(p, None)],
+        });
+        let middle = deal.events.iter().rev().find_map(|(_, e)| match e {
+            TrackEventKind::Dealt { track, zone: TableZone::Seat(3), order: 2, .. } => Some(*track),
+            _ => None,
+        });
+        let identified = deal.events.iter().any(
+            |(_, e)| matches!(e, TrackEventKind::Identified { track, card: c, .. } if Some(*track) == middle && *c == card),
+        );
+        assert!(identified, "{:?}", deal.events);
     }
 
     /// Stud seed 7 `two_player_cards_exposed`: seat 1's first card, dealt face up by mistake,
@@ -3375,7 +3560,7 @@ mod tests {
                 101..=125 => vec![face_at(pb, b)],
                 _ => vec![face_at(Point::new(pa.x, pa.y + lift), a), face_at(Point::new(pb.x, pb.y + lift), b)],
             };
-            let obs = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![] };
+            let obs = frame_at(n, cards);
             for e in t.push(&obs) {
                 if matches!(
                     e.kind,
@@ -3394,36 +3579,121 @@ mod tests {
     /// Stud seed 7, shuffler failure: the void deal's packet at seat 1 went unseen to the rack,
     /// the collection was noticed as a card of seat 2 reached it, and the new deal's packet
     /// landing at seat 1 was taken for the void deal's cards come back: "seat 1 has 0 cards".
+    /// The same when the new packet is in view a few frames *before* the collection is noticed
+    /// (session 34: the void deal's lost tracks took it, and the redeal looked out of order).
     #[test]
     fn after_a_void_deal_the_cards_at_an_unseen_hands_place_are_the_new_deals() {
-        let (mut t, g) = tracker();
-        let per = usize::from(Ruleset::new(RulesetId::Fortune3cp2025).cards_per_hand);
-        let rack = zone_centre(&g, ZoneKind::Discard);
-        let other = hand_spot(&g, 5, 0);
-        let mut events: Vec<(u64, TrackEventKind)> = Vec::new();
-        for n in 0..170u64 {
-            let mut cards = Vec::new();
-            // seat 3's hand dealt (0–59), gone unseen (60–99), a new hand there (from 100)
-            if n < 60 {
-                cards.extend(sliding_hand(&g, 3, per, n));
-            } else if n >= 100 {
-                cards.extend((0..per).map(|i| back_at(&g, hand_spot(&g, 3, i))));
+        let run = |new_hand_from: u64| {
+            let (mut t, g) = tracker();
+            let per = usize::from(Ruleset::new(RulesetId::Fortune3cp2025).cards_per_hand);
+            let rack = zone_centre(&g, ZoneKind::Discard);
+            let other = hand_spot(&g, 5, 0);
+            let mut events: Vec<(u64, TrackEventKind)> = Vec::new();
+            for n in 0..170u64 {
+                let mut cards = Vec::new();
+                // seat 3's hand dealt (0–59), gone unseen (60 on), a new hand there
+                if n < 60 {
+                    cards.extend(sliding_hand(&g, 3, per, n));
+                } else if n >= new_hand_from {
+                    cards.extend((0..per).map(|i| back_at(&g, hand_spot(&g, 3, i))));
+                }
+                // seat 5's card, dealt, then carried to the rack in view (62–92)
+                let k = (n.saturating_sub(62) as f64 / 30.0).min(1.0).powi(2);
+                let p = Point::new(other.x + k * (rack.x - other.x), other.y + k * (rack.y - other.y));
+                cards.push(if n < 62 { sliding_hand(&g, 5, 1, n)[0] } else { back_at(&g, p) });
+                let obs = frame_at(n, cards);
+                events.extend(t.push(&obs).into_iter().map(|e| (n, e.kind)));
             }
-            // seat 5's card, dealt, then carried to the rack in view (62–92)
-            let k = (n.saturating_sub(62) as f64 / 30.0).min(1.0).powi(2);
-            let p = Point::new(other.x + k * (rack.x - other.x), other.y + k * (rack.y - other.y));
-            cards.push(if n < 62 { sliding_hand(&g, 5, 1, n)[0] } else { back_at(&g, p) });
-            let obs = FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![] };
-            events.extend(t.push(&obs).into_iter().map(|e| (n, e.kind)));
-        }
-        let void = events.iter().position(|(_, e)| matches!(e, TrackEventKind::DealAbandoned));
-        let void = void.unwrap_or_else(|| panic!("the collection voids the deal: {events:?}"));
-        assert!(events[void].0 < 100, "{:?}", events[void]);
-        let dealt_to_3 = |es: &[(u64, TrackEventKind)]| {
-            es.iter().filter(|(_, e)| matches!(e, TrackEventKind::Dealt { zone: TableZone::Seat(3), .. })).count()
+            let void = events.iter().position(|(_, e)| matches!(e, TrackEventKind::DealAbandoned));
+            let void = void.unwrap_or_else(|| panic!("the collection voids the deal: {events:?}"));
+            let dealt_to_3 = |es: &[(u64, TrackEventKind)]| {
+                es.iter().filter(|(_, e)| matches!(e, TrackEventKind::Dealt { zone: TableZone::Seat(3), .. })).count()
+            };
+            assert_eq!(dealt_to_3(&events[..void]), per, "{events:?}");
+            assert_eq!(dealt_to_3(&events[void..]), per, "the new deal's hand: {:?}", &events[void..]);
+            events[void].0
         };
-        assert_eq!(dealt_to_3(&events[..void]), per, "{events:?}");
-        assert_eq!(dealt_to_3(&events[void..]), per, "the new deal's hand: {:?}", &events[void..]);
+        // the collection noticed before the new hand is seen
+        assert!(run(100) < 100);
+        // the new hand seen (and the void hand's lost tracks taking it) before
+        assert!(run(84) > 84);
+    }
+
+    /// Stud seed 7 shuffler failure (session 34): the void deal's cards were seen sweeping toward
+    /// the rack at 24–28 mm a frame, then went out of sight inside their hand's zone, and were
+    /// waited for as if under an arm for 20 frames before the deal was abandoned. A card of a
+    /// hand lost moving that fast during the deal is being gathered.
+    #[test]
+    fn a_hand_swept_away_during_the_deal_is_gathered_at_once() {
+        let (_, g) = tracker();
+        let rack = zone_centre(&g, ZoneKind::Discard);
+        let abandoned_at = |step_mm: f64| {
+            let (mut t, g) = tracker();
+            let at = |n: u64| -> Vec<CardObservation> {
+                let mut cards = sliding_hand(&g, 5, 1, n);
+                match n {
+                    ..=55 => cards.extend(sliding_hand(&g, 3, 3, n)),
+                    // swept toward the rack, faster each frame up to `step_mm`, then under the
+                    // dealer's hand
+                    56..=61 => cards.extend((0..3).map(|i| {
+                        let p = hand_spot(&g, 3, i);
+                        let (dx, dy) = (rack.x - p.x, rack.y - p.y);
+                        let k: f64 = (56..=n).map(|m| step_mm * (m - 55) as f64 / 6.0).sum();
+                        let k = k / dx.hypot(dy);
+                        back_at(&g, Point::new(p.x + k * dx, p.y + k * dy))
+                    })),
+                    _ => {}
+                }
+                cards
+            };
+            first_frame_with(&mut t, 140, at, |k| matches!(k, TrackEventKind::DealAbandoned))
+        };
+        let limit = TrackerOptions::default();
+        let swept = abandoned_at(25.0).expect("the sweep abandons the deal");
+        assert!(swept <= 61 + u64::from(limit.lost_moving_frames) + 2, "{swept}");
+        // a slow push is no sweep: a card pushed into line, then hidden under the dealer's hand
+        assert!(
+            abandoned_at(8.0).is_none_or(|f| f > 61 + u64::from(limit.occlusion_frames)),
+            "{:?}",
+            abandoned_at(8.0)
+        );
+    }
+
+    /// Stud seed 7 `card_removed` (session 34): a card palmed from a hand while the players
+    /// decided was reported 1.3 s after it went, the waits for an arm over it run out. Its place
+    /// seen bare (the felt, or its neighbours as measured) with the rest of the hand in view, it
+    /// is removed at once; under an arm (the place changed) it is waited for as before.
+    #[test]
+    fn a_card_whose_place_is_seen_bare_is_removed_at_once() {
+        let run = |changed: bool| {
+            let (mut t, g) = tracker();
+            let per = usize::from(Ruleset::new(RulesetId::Fortune3cp2025).cards_per_hand);
+            let (cols, rows) = (g.calibration.image_width / 4, g.calibration.image_height / 4);
+            let map = ChangeMap::new(4, cols, rows, vec![changed; cols as usize * rows as usize]).map(Arc::new);
+            let full = 20 * per as u64 + 50;
+            let mut removed = None;
+            for n in 0..full + 120 {
+                if n == full {
+                    assert_eq!(t.phase(), RoundPhase::Decisions);
+                }
+                let mut cards = sliding_hand(&g, 3, per, n);
+                if n >= full {
+                    cards.remove(1);
+                }
+                let time_ms = n as f64 * 1000.0 / 30.0;
+                let obs = FrameObservations { frame: n, time_ms, cards, spots: vec![], changes: map.clone() };
+                for e in t.push(&obs) {
+                    if let TrackEventKind::Removed { seen_bare, .. } = e.kind {
+                        removed = removed.or(Some((n - full, seen_bare)));
+                    }
+                }
+            }
+            removed
+        };
+        assert_eq!(run(false), Some((u64::from(VACANT_FRAMES) - 1, true)));
+        let opts = TrackerOptions::default();
+        let patient = u64::from(opts.occlusion_frames + opts.revive_frames);
+        assert!(run(true).is_some_and(|(after, bare)| !bare && after >= patient), "{:?}", run(true));
     }
 
     /// Stud seed 7, a hand passed over: the deal was declared over only after 32 idle frames

@@ -137,7 +137,9 @@ struct RoundRec {
     raised: BTreeSet<(IrregularityKind, Option<u8>)>,
     player_exposures: Vec<u32>,
     design_up_used: bool,
-    pending_removals: Vec<(u8, u64)>,
+    /// Cards gone from a seat's hand, waiting for a replacement (a swap): the seat, the frame it
+    /// was lost, and the `card_removed` flag already raised for it when its place was seen bare.
+    pending_removals: Vec<(u8, u64, Option<u32>)>,
     folds: BTreeSet<u8>,
     deal_complete: bool,
     outcome: Option<RoundOutcome>,
@@ -281,9 +283,10 @@ impl Verifier {
         let expired: Vec<u8> = match self.round.as_mut() {
             Some(r) => {
                 let (gone, keep): (Vec<_>, Vec<_>) =
-                    r.pending_removals.iter().partition(|(_, f)| frame.saturating_sub(*f) >= window);
+                    r.pending_removals.iter().partition(|(_, f, _)| frame.saturating_sub(*f) >= window);
                 r.pending_removals = keep;
-                gone.into_iter().map(|(s, _)| s).collect()
+                // one flagged already when its place was seen bare
+                gone.into_iter().filter(|(_, _, flagged)| flagged.is_none()).map(|(s, _, _)| s).collect()
             }
             None => vec![],
         };
@@ -449,8 +452,9 @@ impl Verifier {
                     c.collected = *to == TableZone::Discard;
                 }
             }
-            TrackEventKind::Removed { track, since, from, card } => {
+            TrackEventKind::Removed { track, since, from, card, seen_bare } => {
                 out.push(self.event(frame, t, EventBody::CardRemoved { track: *track, from: *from, card: *card }));
+                let mut pending = None;
                 if let Some(r) = self.round.as_mut().filter(|r| r.phase != Some(RoundPhase::Collection)) {
                     if let Some(c) = r.cards.get_mut(track) {
                         c.gone = true;
@@ -458,8 +462,20 @@ impl Verifier {
                     let after_deal =
                         matches!(r.phase, Some(RoundPhase::Decisions | RoundPhase::Reveal | RoundPhase::Settlement));
                     if let (true, Some(TableZone::Seat(s))) = (after_deal, from) {
+                        pending = Some(*s);
+                    }
+                }
+                if let Some(s) = pending {
+                    // Its place seen bare with the rest of the hand in view: taken away, flagged
+                    // now; a card put in its place within the window makes it a swap, which
+                    // supersedes this flag.
+                    let now = seen_bare.then(|| {
+                        let detail = format!("a card was taken from seat {s}'s hand: its place is bare");
+                        self.raise(IrregularityKind::CardRemoved, Some(s), frame, t, detail, None, &mut out)
+                    });
+                    if let Some(r) = self.round.as_mut() {
                         // The swap window runs from the frame the card was lost.
-                        r.pending_removals.push((*s, *since));
+                        r.pending_removals.push((s, *since, now.flatten()));
                     }
                 }
             }
@@ -481,7 +497,7 @@ impl Verifier {
                     r.folds.insert(*seat);
                     // The hand's cards went to the discard rack: a card of it
                     // lost on the way (hidden in the gathered stack) was not removed.
-                    r.pending_removals.retain(|(s, _)| s != seat);
+                    r.pending_removals.retain(|(s, _, _)| s != seat);
                 }
             }
             TrackEventKind::RoundEnded => {
@@ -642,10 +658,10 @@ impl Verifier {
         // A card arriving in a hand after a card left it: a swap.
         if let TableZone::Seat(s) = zone {
             let r = self.round.as_mut().expect("checked");
-            if let Some(i) = r.pending_removals.iter().position(|(seat, _)| *seat == s) {
-                r.pending_removals.remove(i);
+            if let Some(i) = r.pending_removals.iter().position(|(seat, _, _)| *seat == s) {
+                let (_, _, removed) = r.pending_removals.remove(i);
                 let detail = format!("a card left seat {s}'s hand and another card was put in its place");
-                self.raise(IrregularityKind::CardSwapped, Some(s), frame, t, detail, None, out);
+                self.raise(IrregularityKind::CardSwapped, Some(s), frame, t, detail, removed, out);
                 return;
             }
         }
@@ -1473,6 +1489,30 @@ mod tests {
         ]
     }
 
+    /// A face-down card dealt: track, zone, order in the zone, phase.
+    fn dealt(track: u32, zone: TableZone, order: u32, phase: RoundPhase) -> TrackEventKind {
+        TrackEventKind::Dealt { track, zone, order, face_up: false, card: None, phase }
+    }
+
+    /// A stud round opened at frame 1 with `chips`, five cards each to seat 1 and the dealer
+    /// (frames 2–20), and the decisions from frame 30.
+    fn stud_deal_to_seat_1(chips: &[SpotPresence]) -> Vec<(u64, TrackEventKind)> {
+        let mut events = round_opened(chips);
+        let mut frame = 2;
+        for order in 1..=5 {
+            for (k, zone) in [TableZone::Seat(1), TableZone::Dealer].into_iter().enumerate() {
+                events.push((frame, dealt(2 * order + k as u32, zone, order, RoundPhase::Dealing)));
+                frame += 2;
+            }
+        }
+        let to = RoundPhase::Decisions;
+        events.push((
+            30,
+            TrackEventKind::Phase { from: RoundPhase::Dealing, to, reason: "test".into(), chips: chips.to_vec() },
+        ));
+        events
+    }
+
     /// The flags a stud verifier raises from `events` (frame, event), frames 0..`frames`.
     fn stud_flags(events: &[(u64, TrackEventKind)], frames: u64) -> Vec<(u64, RoundFlag)> {
         let mut v = Verifier::new(Ruleset::new(RulesetId::Stud2004), VerifierOptions::new("T", "C")).unwrap();
@@ -1498,20 +1538,7 @@ mod tests {
     fn a_card_at_rest_in_a_hand_during_the_collection_is_not_dealt() {
         let chips = vec![SpotPresence { seat: 1, bet: BetKind::Ante }];
         let phase = |from, to| TrackEventKind::Phase { from, to, reason: "test".into(), chips: chips.clone() };
-        let dealt =
-            |track, zone, order, phase| TrackEventKind::Dealt { track, zone, order, face_up: false, card: None, phase };
-        let mut events = vec![
-            (1, TrackEventKind::RoundStarted { chips: chips.clone(), by_hint: false }),
-            (1, phase(RoundPhase::WaitingForBets, RoundPhase::Dealing)),
-        ];
-        let mut frame = 2;
-        for order in 1..=5 {
-            for (k, zone) in [TableZone::Seat(1), TableZone::Dealer].into_iter().enumerate() {
-                events.push((frame, dealt(2 * order + k as u32, zone, order, RoundPhase::Dealing)));
-                frame += 2;
-            }
-        }
-        events.push((30, phase(RoundPhase::Dealing, RoundPhase::Decisions)));
+        let mut events = stud_deal_to_seat_1(&chips);
         assert_eq!(stud_flags(&events, 60), vec![], "a whole deal raises nothing");
         let sixth = |phase| (50, dealt(99, TableZone::Dealer, 6, phase));
         let mut during_decisions = events.clone();
@@ -1522,6 +1549,36 @@ mod tests {
         events.push((40, phase(RoundPhase::Decisions, RoundPhase::Collection)));
         events.push(sixth(RoundPhase::Collection));
         assert_eq!(stud_flags(&events, 60), vec![], "a card in passage to the rack");
+    }
+
+    /// A card taken from a hand whose place was seen bare (`Removed { seen_bare }`) is flagged at
+    /// once; a card put in its place within the swap window makes it a swap, superseding that
+    /// flag. One not seen bare waits for the window before it is called removed.
+    #[test]
+    fn a_card_seen_taken_away_is_flagged_at_once_and_a_replacement_makes_it_a_swap() {
+        let chips = vec![SpotPresence { seat: 1, bet: BetKind::Ante }];
+        let events = stud_deal_to_seat_1(&chips);
+        let removed = |seen_bare| TrackEventKind::Removed {
+            track: 4,
+            since: 50,
+            from: Some(TableZone::Seat(1)),
+            card: None,
+            seen_bare,
+        };
+        let kinds = |flags: &[(u64, RoundFlag)]| -> Vec<(u64, IrregularityKind, Option<u32>)> {
+            flags.iter().map(|(f, r)| (*f, r.irregularity, r.supersedes_flag)).collect()
+        };
+        let mut bare = events.clone();
+        bare.push((52, removed(true)));
+        assert_eq!(kinds(&stud_flags(&bare, 120)), vec![(52, IrregularityKind::CardRemoved, None)]);
+        bare.push((60, dealt(40, TableZone::Seat(1), 6, RoundPhase::Decisions)));
+        assert_eq!(
+            kinds(&stud_flags(&bare, 120)),
+            vec![(52, IrregularityKind::CardRemoved, None), (60, IrregularityKind::CardSwapped, Some(1))]
+        );
+        let mut unseen = events;
+        unseen.push((52, removed(false)));
+        assert_eq!(kinds(&stud_flags(&unseen, 120)), vec![(80, IrregularityKind::CardRemoved, None)]);
     }
 
     /// A card whose identity another card's differing print disputed (`TrackEventKind::Disputed`)
