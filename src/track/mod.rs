@@ -2225,15 +2225,14 @@ impl Tracker {
         let [w, l] = self.geometry.calibration.card_size_mm;
         let one_card = |quad: &[Point; 4]| {
             let mm: Option<Vec<Point>> = quad.iter().map(|&q| self.geometry.image_to_table(q)).collect();
-            mm.map(crate::calib::Polygon).filter(|poly| {
-                let v = &poly.0;
-                let twice: f64 = (0..4).map(|i| v[i].x * v[(i + 1) % 4].y - v[(i + 1) % 4].x * v[i].y).sum();
-                (0.7..=1.3).contains(&(twice.abs() / 2.0 / (w * l)))
-            })
+            mm.filter(|v| (0.7..=1.3).contains(&(crate::locate::geometry::polygon_area(v) / (w * l))))
+                .map(crate::calib::Polygon)
         };
+        // measured only in a frame with an unseen card to judge (most frames have none)
+        let unseen = self.tracks.iter().any(|t| t.missed > 0) || !self.lost.is_empty();
         let seen: Vec<crate::calib::Polygon> = match changes {
-            Some(_) => points.iter().filter_map(|(_, o)| one_card(&o.quad)).collect(),
-            None => Vec::new(),
+            Some(_) if unseen => points.iter().filter_map(|(_, o)| one_card(&o.quad)).collect(),
+            _ => Vec::new(),
         };
         // A card seen at the place is this card, tracked afresh (its track pulled off by a piece
         // measured wrong: Q Poker seed 7, a clean round), not a neighbour.
