@@ -65,6 +65,10 @@ pub struct DetectArgs {
     /// are reported `unknown` (see docs/recognition.md).
     #[arg(long, default_value_t = crate::recognize::MIN_INDEX_PX)]
     pub min_index_px: f64,
+    /// Read the index corners in which the classifier saw nothing again, cut this many times
+    /// wider (docs/recognition.md, "Wider corners"); 0 turns it off.
+    #[arg(long, default_value_t = crate::recognize::WIDE_CORNER_SCALE)]
+    pub wide_corner_scale: f64,
     /// Print the time of each stage per image to stderr.
     #[arg(long)]
     pub timing: bool,
@@ -277,6 +281,7 @@ pub fn run_detect(args: &DetectArgs) -> Result<bool, RecognizeError> {
         session: SessionOptions { intra_threads: args.threads.max(1) },
         network_locator: args.network_locator,
         min_index_px: args.min_index_px,
+        wide_corner_scale: (args.wide_corner_scale > 0.0).then_some(args.wide_corner_scale),
         face_classifier: (!args.no_face_classifier).then(|| args.face_classifier.clone()),
         glyph_classifier: (!args.no_glyph_classifier).then(|| args.glyph_classifier.clone()),
         ..RecognizerOptions::default()

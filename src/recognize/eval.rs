@@ -105,6 +105,10 @@ pub struct EvalArgs {
     /// are reported `unknown` (see docs/recognition.md).
     #[arg(long, default_value_t = crate::recognize::MIN_INDEX_PX)]
     pub min_index_px: f64,
+    /// Read the index corners in which the classifier saw nothing again, cut this many times
+    /// wider (docs/recognition.md, "Wider corners"); 0 turns it off.
+    #[arg(long, default_value_t = crate::recognize::WIDE_CORNER_SCALE)]
+    pub wide_corner_scale: f64,
     /// Override the classifier's calibrated `tablecam.min_confidence` (for a threshold sweep;
     /// the figures then describe that threshold, not the model as shipped).
     #[arg(long)]
@@ -1390,6 +1394,7 @@ pub fn run_eval(args: &EvalArgs) -> Result<Report, RecognizeError> {
         session: SessionOptions { intra_threads: args.threads.max(1) },
         network_locator: args.network_locator,
         min_index_px: args.min_index_px,
+        wide_corner_scale: (args.wide_corner_scale > 0.0).then_some(args.wide_corner_scale),
         index_glyphs: !args.without_index_glyphs,
         face_classifier: (!args.no_face_classifier).then(|| args.face_classifier.clone()),
         glyph_classifier: (!args.no_glyph_classifier).then(|| args.glyph_classifier.clone()),

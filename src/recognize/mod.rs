@@ -67,6 +67,9 @@ pub enum RecognizeError {
         /// OpenCV's error.
         source: opencv::Error,
     },
+    /// [`RecognizerOptions::wide_corner_scale`] outside 1–2.
+    #[error("a wide corner scale of {0} is out of range: use 1 to 2 times the corner cut (1.15 by default; 0 on the command line turns it off)")]
+    WideCornerScale(f64),
     /// The frame is not an 8-bit BGR image.
     #[error("frames must be 8-bit BGR (OpenCV type {expected}); got type {got}")]
     FrameType {
@@ -200,10 +203,20 @@ pub struct RecognizerOptions {
     /// table, the indexes found in the corners of the cards the card classifiers leave unnamed
     /// ([`table_glyphs`]).
     pub glyph_classifier: Option<PathBuf>,
+    /// Read the index corners of the face-up cards the card classifiers leave unnamed a second
+    /// time, cut this many times wider ([`classify::widened_view`]), and combine both readings
+    /// with the whole face's. The card-corner cut fits the largest index of the training designs
+    /// (0.27 × 0.44 of the card); a casino deck with a larger ("jumbo") index overflows it, and
+    /// the classifier answers `unknown` to a print it sees cut off (docs/recognition.md, "Wider
+    /// corners"). `None` turns it off.
+    pub wide_corner_scale: Option<f64>,
 }
 
 /// The default [`RecognizerOptions::min_index_px`]; docs/recognition.md gives the measurement.
 pub const MIN_INDEX_PX: f64 = 14.0;
+/// The default [`RecognizerOptions::wide_corner_scale`] (docs/recognition.md, "Wider corners":
+/// 1.25 read as many cards with more read wrong).
+pub const WIDE_CORNER_SCALE: f64 = 1.15;
 
 /// Combined probability of a face (any card, not `back`) from a card-corner classifier above
 /// which a card the table plane's white share took for a back is face up; below
@@ -223,6 +236,7 @@ impl Default for RecognizerOptions {
             min_index_px: MIN_INDEX_PX,
             face_classifier: None,
             glyph_classifier: None,
+            wide_corner_scale: Some(WIDE_CORNER_SCALE),
         }
     }
 }
@@ -485,6 +499,9 @@ impl Recognizer {
         classifier: impl AsRef<Path>,
         options: RecognizerOptions,
     ) -> Result<Recognizer, RecognizeError> {
+        if let Some(scale) = options.wide_corner_scale.filter(|s| !(1.0..=2.0).contains(s)) {
+            return Err(RecognizeError::WideCornerScale(scale));
+        }
         let locator = Locator::load(locator, &options.session)?;
         let classifier = Classifier::load(classifier, &options.session)?;
         if classifier.patch_kind() == PatchKind::IndexGlyphs {
@@ -681,6 +698,29 @@ impl Recognizer {
                 classify::combine_models(&prob_rows(&probs, card_patches[k].iter().copied()), &faces, min_conf)
             })
             .collect();
+        if kind.corner_cut().is_some() {
+            let unnamed: Vec<usize> = (0..cards.len())
+                .filter(|&k| {
+                    card_patches[k].len() == 2
+                        && verdicts[k].identity.card().is_none()
+                        && shows_face(cards[k].face_up, true, &verdicts[k])
+                })
+                .collect();
+            let views: Vec<[[Point; 4]; 2]> = unnamed.iter().map(|&k| classify::corner_quads(&cards[k].quad)).collect();
+            let rows: Vec<Vec<&[f32]>> =
+                unnamed.iter().map(|&k| prob_rows(&probs, card_patches[k].iter().copied())).collect();
+            let (wide, wide_rows) = blank_corners(&views, &rows);
+            if let Some(wprobs) = self.read_wide_corners(image, &wide)? {
+                times.patches += wide.len();
+                for (j, &k) in unnamed.iter().enumerate() {
+                    let faces =
+                        face_probs.as_ref().map_or_else(Vec::new, |fp| prob_rows(fp, face_rows[k].iter().copied()));
+                    let mut index = rows[j].clone();
+                    index.extend(prob_rows(&wprobs, wide_rows[j].iter().copied()));
+                    adopt_if_named(&mut verdicts[k], classify::combine_models(&index, &faces, min_conf));
+                }
+            }
+        }
         let corner_cut = kind.corner_cut().is_some();
         // On a calibrated table the glyph classifier also reads the indexes found in the corners
         // of every readable face the card classifiers left unnamed (table_glyphs).
@@ -768,9 +808,46 @@ impl Recognizer {
                 classify::combine_models(&prob_rows(&probs, 2 * k..2 * k + 2), &faces, min_conf)
             })
             .collect();
+        if matches!(kind, PatchKind::CardCorner(_)) {
+            let unnamed: Vec<usize> = (0..quads.len())
+                .filter(|&k| verdicts[k].identity == CardIdentity::Unknown && verdicts[k].face >= 0.5)
+                .collect();
+            let views: Vec<[[Point; 4]; 2]> =
+                unnamed.iter().map(|&k| classify::corner_quads(&order_quad(quads[k]))).collect();
+            let rows: Vec<Vec<&[f32]>> = unnamed.iter().map(|&k| prob_rows(&probs, 2 * k..2 * k + 2)).collect();
+            let (wide, wide_rows) = blank_corners(&views, &rows);
+            if let Some(wprobs) = self.read_wide_corners(image, &wide)? {
+                for (j, &k) in unnamed.iter().enumerate() {
+                    let faces = face_probs.as_ref().map_or_else(Vec::new, |fp| prob_rows(fp, 2 * k..2 * k + 2));
+                    let mut index = rows[j].clone();
+                    index.extend(prob_rows(&wprobs, wide_rows[j].iter().copied()));
+                    adopt_if_named(&mut verdicts[k], classify::combine_models(&index, &faces, min_conf));
+                }
+            }
+        }
         let unnamed: Vec<usize> = (0..quads.len()).filter(|&k| verdicts[k].identity == CardIdentity::Unknown).collect();
         self.complete_with_glyphs(image, quads, &mut verdicts, &unnamed)?;
         Ok(verdicts)
+    }
+
+    /// The card classifier's readings of corner `views` ([`classify::corner_quads`]) cut
+    /// [`RecognizerOptions::wide_corner_scale`] times wider ([`classify::widened_view`]), one row
+    /// per view. `None` when the option is off, no view is asked or the classifier reads no card
+    /// corners.
+    fn read_wide_corners(
+        &mut self,
+        image: &Mat,
+        views: &[[Point; 4]],
+    ) -> Result<Option<ndarray::Array2<f32>>, RecognizeError> {
+        let Some(scale) = self.options.wide_corner_scale else { return Ok(None) };
+        let kind = self.classifier.patch_kind();
+        if views.is_empty() || kind.corner_cut().is_none() {
+            return Ok(None);
+        }
+        let jobs: Vec<PatchJob> =
+            views.iter().map(|view| PatchJob::Corner(classify::widened_view(view, scale).unwrap_or(*view))).collect();
+        let batch = cut_batch(image, kind, &jobs)?;
+        Ok(Some(self.classifier.classify(batch.view())?))
     }
 
     /// Completes the verdicts of the cards `unnamed` (indexes into `quads` and `verdicts`) with
@@ -1285,6 +1362,41 @@ enum PatchJob {
     Corner([Point; 4]),
 }
 
+/// A wider reading replaces a card's verdict only where it names a card: a no-read stays the
+/// first reading's (a wider view of a covered corner reads the felt or a neighbour's back, and a
+/// face would be turned into a back by it).
+fn adopt_if_named(verdict: &mut classify::Verdict, wider: classify::Verdict) {
+    if wider.identity.card().is_some() {
+        *verdict = wider;
+    }
+}
+
+/// The index corners of each card (its two [`classify::corner_quads`] views `views[j]`, read as
+/// `rows[j]`) in which the classifier saw nothing (`unknown` its most likely label), to be read again
+/// wider ([`Recognizer::read_wide_corners`]): their views, and for each card the positions of its
+/// own among them.
+///
+/// Only such corners: a corner read as some card, however unsure, is read again wider by the
+/// same network from mostly the same pixels, so its two readings are not independent views and
+/// their product would overstate the evidence (an anglo 8♠ whose corners leaned to 10♠ was named
+/// 10♠ that way). A corner that saw nothing added nothing, and its wider view is the only reading
+/// of that corner.
+fn blank_corners(views: &[[[Point; 4]; 2]], rows: &[Vec<&[f32]>]) -> (Vec<[Point; 4]>, Vec<Vec<usize>>) {
+    let mut blank = Vec::new();
+    let mut own = Vec::with_capacity(views.len());
+    for (card, rows) in views.iter().zip(rows) {
+        let mut mine = Vec::new();
+        for (view, row) in card.iter().zip(rows.iter()) {
+            if classify::argmax(row).0 == classify::UNKNOWN {
+                blank.push(*view);
+                mine.push(blank.len() - 1);
+            }
+        }
+        own.push(mine);
+    }
+    (blank, own)
+}
+
 /// Rows `ids` of a classifier's probabilities, one slice per patch.
 fn prob_rows(probs: &ndarray::Array2<f32>, ids: impl IntoIterator<Item = usize>) -> Vec<&[f32]> {
     ids.into_iter().map(|n| probs.row(n).to_slice().expect("standard layout")).collect()
@@ -1634,6 +1746,36 @@ mod tests {
             reading: None,
             twin: TwinPrint::Alone,
         }
+    }
+
+    #[test]
+    fn a_wide_corner_scale_out_of_range_is_refused_before_any_model_loads() {
+        for bad in [0.5, 2.5, f64::NAN] {
+            let options = RecognizerOptions { wide_corner_scale: Some(bad), ..RecognizerOptions::default() };
+            let err = Recognizer::with_options("no-such-locator.onnx", "no-such-classifier.onnx", options).err();
+            assert!(matches!(err, Some(RecognizeError::WideCornerScale(_))), "{bad}: {err:?}");
+        }
+    }
+
+    #[test]
+    fn only_corners_that_saw_nothing_are_read_again_wider() {
+        let row = |label: usize, p: f32| {
+            let mut r = vec![(1.0 - p) / 53.0; classify::NUM_LABELS];
+            r[label] = p;
+            r
+        };
+        let (blank, unsure_card) = (row(classify::UNKNOWN, 0.9), row(7, 0.6));
+        let quad =
+            |x: f64| [Point::new(x, 0.0), Point::new(x + 63.0, 0.0), Point::new(x + 63.0, 88.0), Point::new(x, 88.0)];
+        let views = [classify::corner_quads(&quad(0.0)), classify::corner_quads(&quad(100.0))];
+        // card 0: both corners blank; card 1: one corner leaning to a card (however unsure), one blank
+        let rows = vec![vec![&blank[..], &blank[..]], vec![&unsure_card[..], &blank[..]]];
+        let (wide, own) = blank_corners(&views, &rows);
+        assert_eq!(own, vec![vec![0, 1], vec![2]]);
+        assert_eq!(wide, vec![views[0][0], views[0][1], views[1][1]]);
+        // nothing blank, nothing to read again
+        let (wide, own) = blank_corners(&views[1..], &[vec![&unsure_card[..], &unsure_card[..]]]);
+        assert!(wide.is_empty() && own == vec![Vec::<usize>::new()]);
     }
 
     #[test]
