@@ -31,7 +31,7 @@ use opencv::core::{self, Mat, Rect};
 use opencv::imgproc;
 use opencv::prelude::*;
 
-use crate::calib::Point;
+use crate::calib::{Homography, Point};
 use crate::onnx::{self, Dim, Model, ModelContract, OnnxError, SessionOptions, TensorSpec};
 use crate::rules::Card;
 
@@ -298,14 +298,11 @@ fn corner_views(quad: &[Point; 4], s: usize) -> [[Point; 4]; 2] {
 /// A corner view ([`corner_quads`]) widened `scale` times about its read corner in the card's own
 /// frame (through the card's homography, so perspective is kept): its [`CornerCut::INDEX`] cut
 /// shows the card-frame region `scale` × (0.32, 0.46), sampled to the same patch. `None` for a
-/// degenerate quad.
+/// degenerate quad (or one whose widened corners fall beyond the horizon).
 pub fn widened_view(view: &[Point; 4], scale: f64) -> Option<[Point; 4]> {
-    let h = unit_square_to(view)?;
-    let at = |u: f64, v: f64| {
-        let w = h[2][0] * u + h[2][1] * v + h[2][2];
-        Point::new((h[0][0] * u + h[0][1] * v + h[0][2]) / w, (h[1][0] * u + h[1][1] * v + h[1][2]) / w)
-    };
-    Some([at(0.0, 0.0), at(scale, 0.0), at(scale, scale), at(0.0, scale)])
+    let h = Homography(unit_square_to(view)?);
+    let at = |u: f64, v: f64| h.apply(Point::new(u, v));
+    Some([at(0.0, 0.0)?, at(scale, 0.0)?, at(scale, scale)?, at(0.0, scale)?])
 }
 
 /// THE card-corner patch geometry — models/training/corners.py `corner_map` mirrors it exactly.
@@ -1133,14 +1130,10 @@ mod tests {
         let persp = [p(10.0, 20.0), p(42.0, 22.0), p(40.0, 66.0), p(8.0, 64.0)];
         let same = widened_view(&persp, 1.0).unwrap();
         assert!(same.iter().zip(&persp).all(|(a, b)| a.dist(*b) < 1e-9), "{same:?}");
-        let at = |m: [[f64; 3]; 3], x: f64, y: f64| {
-            let w = m[2][0] * x + m[2][1] * y + m[2][2];
-            p((m[0][0] * x + m[0][1] * y + m[0][2]) / w, (m[1][0] * x + m[1][1] * y + m[1][2]) / w)
-        };
-        let plain = corner_homography(&persp, CornerCut::INDEX).unwrap();
-        let wide = corner_homography(&widened_view(&persp, 2.0).unwrap(), CornerCut::INDEX).unwrap();
+        let plain = Homography(corner_homography(&persp, CornerCut::INDEX).unwrap());
+        let wide = Homography(corner_homography(&widened_view(&persp, 2.0).unwrap(), CornerCut::INDEX).unwrap());
         // continuous patch coordinates (x + 0.5, y + 0.5): (32, 48) plain is (16, 24) wide
-        let (a, b) = (at(plain, 31.5, 47.5), at(wide, 15.5, 23.5));
+        let (a, b) = (plain.apply(p(31.5, 47.5)).unwrap(), wide.apply(p(15.5, 23.5)).unwrap());
         assert!(a.dist(b) < 1e-9, "{a:?} vs {b:?}");
         assert!(widened_view(&[p(1.0, 1.0); 4], 1.2).is_none());
     }

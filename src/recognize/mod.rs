@@ -698,29 +698,20 @@ impl Recognizer {
                 classify::combine_models(&prob_rows(&probs, card_patches[k].iter().copied()), &faces, min_conf)
             })
             .collect();
-        if kind.corner_cut().is_some() {
-            let unnamed: Vec<usize> = (0..cards.len())
-                .filter(|&k| {
-                    card_patches[k].len() == 2
-                        && verdicts[k].identity.card().is_none()
-                        && shows_face(cards[k].face_up, true, &verdicts[k])
-                })
-                .collect();
-            let views: Vec<[[Point; 4]; 2]> = unnamed.iter().map(|&k| classify::corner_quads(&cards[k].quad)).collect();
-            let rows: Vec<Vec<&[f32]>> =
-                unnamed.iter().map(|&k| prob_rows(&probs, card_patches[k].iter().copied())).collect();
-            let (wide, wide_rows) = blank_corners(&views, &rows);
-            if let Some(wprobs) = self.read_wide_corners(image, &wide)? {
-                times.patches += wide.len();
-                for (j, &k) in unnamed.iter().enumerate() {
-                    let faces =
-                        face_probs.as_ref().map_or_else(Vec::new, |fp| prob_rows(fp, face_rows[k].iter().copied()));
-                    let mut index = rows[j].clone();
-                    index.extend(prob_rows(&wprobs, wide_rows[j].iter().copied()));
-                    adopt_if_named(&mut verdicts[k], classify::combine_models(&index, &faces, min_conf));
-                }
-            }
-        }
+        let unnamed: Vec<Unnamed<'_>> = (0..cards.len())
+            .filter(|&k| {
+                card_patches[k].len() == 2
+                    && verdicts[k].identity.card().is_none()
+                    && shows_face(cards[k].face_up, true, &verdicts[k])
+            })
+            .map(|k| Unnamed {
+                card: k,
+                views: classify::corner_quads(&cards[k].quad),
+                index: prob_rows(&probs, card_patches[k].iter().copied()),
+                faces: face_probs.as_ref().map_or_else(Vec::new, |fp| prob_rows(fp, face_rows[k].iter().copied())),
+            })
+            .collect();
+        times.patches += self.name_from_wider_corners(image, &unnamed, &mut verdicts)?;
         let corner_cut = kind.corner_cut().is_some();
         // On a calibrated table the glyph classifier also reads the indexes found in the corners
         // of every readable face the card classifiers left unnamed (table_glyphs).
@@ -808,46 +799,53 @@ impl Recognizer {
                 classify::combine_models(&prob_rows(&probs, 2 * k..2 * k + 2), &faces, min_conf)
             })
             .collect();
-        if matches!(kind, PatchKind::CardCorner(_)) {
-            let unnamed: Vec<usize> = (0..quads.len())
-                .filter(|&k| verdicts[k].identity == CardIdentity::Unknown && verdicts[k].face >= 0.5)
-                .collect();
-            let views: Vec<[[Point; 4]; 2]> =
-                unnamed.iter().map(|&k| classify::corner_quads(&order_quad(quads[k]))).collect();
-            let rows: Vec<Vec<&[f32]>> = unnamed.iter().map(|&k| prob_rows(&probs, 2 * k..2 * k + 2)).collect();
-            let (wide, wide_rows) = blank_corners(&views, &rows);
-            if let Some(wprobs) = self.read_wide_corners(image, &wide)? {
-                for (j, &k) in unnamed.iter().enumerate() {
-                    let faces = face_probs.as_ref().map_or_else(Vec::new, |fp| prob_rows(fp, 2 * k..2 * k + 2));
-                    let mut index = rows[j].clone();
-                    index.extend(prob_rows(&wprobs, wide_rows[j].iter().copied()));
-                    adopt_if_named(&mut verdicts[k], classify::combine_models(&index, &faces, min_conf));
-                }
-            }
-        }
+        let unnamed: Vec<Unnamed<'_>> = (0..quads.len())
+            .filter(|&k| verdicts[k].identity == CardIdentity::Unknown && verdicts[k].face >= 0.5)
+            .map(|k| Unnamed {
+                card: k,
+                views: classify::corner_quads(&order_quad(quads[k])),
+                index: prob_rows(&probs, 2 * k..2 * k + 2),
+                faces: face_probs.as_ref().map_or_else(Vec::new, |fp| prob_rows(fp, 2 * k..2 * k + 2)),
+            })
+            .collect();
+        self.name_from_wider_corners(image, &unnamed, &mut verdicts)?;
         let unnamed: Vec<usize> = (0..quads.len()).filter(|&k| verdicts[k].identity == CardIdentity::Unknown).collect();
         self.complete_with_glyphs(image, quads, &mut verdicts, &unnamed)?;
         Ok(verdicts)
     }
 
-    /// The card classifier's readings of corner `views` ([`classify::corner_quads`]) cut
-    /// [`RecognizerOptions::wide_corner_scale`] times wider ([`classify::widened_view`]), one row
-    /// per view. `None` when the option is off, no view is asked or the classifier reads no card
-    /// corners.
-    fn read_wide_corners(
+    /// Reads the blank index corners of the `unnamed` face-up cards again, cut
+    /// [`RecognizerOptions::wide_corner_scale`] times wider ([`blank_corners`],
+    /// [`classify::widened_view`]), and names each card whose views then name it
+    /// ([`adopt_if_named`]). Returns the number of patches read: none when the option is off or
+    /// the classifier reads no card corners.
+    fn name_from_wider_corners(
         &mut self,
         image: &Mat,
-        views: &[[Point; 4]],
-    ) -> Result<Option<ndarray::Array2<f32>>, RecognizeError> {
-        let Some(scale) = self.options.wide_corner_scale else { return Ok(None) };
+        unnamed: &[Unnamed<'_>],
+        verdicts: &mut [classify::Verdict],
+    ) -> Result<usize, RecognizeError> {
+        let Some(scale) = self.options.wide_corner_scale else { return Ok(0) };
         let kind = self.classifier.patch_kind();
-        if views.is_empty() || kind.corner_cut().is_none() {
-            return Ok(None);
+        if kind.corner_cut().is_none() {
+            return Ok(0);
+        }
+        let views: Vec<[[Point; 4]; 2]> = unnamed.iter().map(|u| u.views).collect();
+        let rows: Vec<Vec<&[f32]>> = unnamed.iter().map(|u| u.index.clone()).collect();
+        let (wide, own) = blank_corners(&views, &rows);
+        if wide.is_empty() {
+            return Ok(0);
         }
         let jobs: Vec<PatchJob> =
-            views.iter().map(|view| PatchJob::Corner(classify::widened_view(view, scale).unwrap_or(*view))).collect();
-        let batch = cut_batch(image, kind, &jobs)?;
-        Ok(Some(self.classifier.classify(batch.view())?))
+            wide.iter().map(|view| PatchJob::Corner(classify::widened_view(view, scale).unwrap_or(*view))).collect();
+        let probs = self.classifier.classify(cut_batch(image, kind, &jobs)?.view())?;
+        let min_conf = self.classifier.min_confidence();
+        for (u, own) in unnamed.iter().zip(&own) {
+            let mut index = u.index.clone();
+            index.extend(prob_rows(&probs, own.iter().copied()));
+            adopt_if_named(&mut verdicts[u.card], classify::combine_models(&index, &u.faces, min_conf));
+        }
+        Ok(wide.len())
     }
 
     /// Completes the verdicts of the cards `unnamed` (indexes into `quads` and `verdicts`) with
@@ -1362,6 +1360,15 @@ enum PatchJob {
     Corner([Point; 4]),
 }
 
+/// A face-up card the card classifiers left unnamed: its index in the frame's cards, its two
+/// index-corner views ([`classify::corner_quads`]), their readings and its whole-card readings.
+struct Unnamed<'a> {
+    card: usize,
+    views: [[Point; 4]; 2],
+    index: Vec<&'a [f32]>,
+    faces: Vec<&'a [f32]>,
+}
+
 /// A wider reading replaces a card's verdict only where it names a card: a no-read stays the
 /// first reading's (a wider view of a covered corner reads the felt or a neighbour's back, and a
 /// face would be turned into a back by it).
@@ -1373,7 +1380,7 @@ fn adopt_if_named(verdict: &mut classify::Verdict, wider: classify::Verdict) {
 
 /// The index corners of each card (its two [`classify::corner_quads`] views `views[j]`, read as
 /// `rows[j]`) in which the classifier saw nothing (`unknown` its most likely label), to be read again
-/// wider ([`Recognizer::read_wide_corners`]): their views, and for each card the positions of its
+/// wider ([`Recognizer::name_from_wider_corners`]): their views, and for each card the positions of its
 /// own among them.
 ///
 /// Only such corners: a corner read as some card, however unsure, is read again wider by the
