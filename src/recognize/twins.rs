@@ -9,7 +9,10 @@
 //!
 //! The faces are compared in small tiles, each free to shift a few pixels: a card measured
 //! under a hand's other cards is outlined a few pixels off, and one global alignment leaves
-//! whole strips of a true twin unmatched (docs/pipeline.md, "Twin prints").
+//! whole strips of a true twin unmatched (docs/pipeline.md, "Twin prints"). The index corners
+//! are compared too, aligned as a whole first: where court cards share one picture the suits
+//! differ only there. A card is masked by the cards that may lie over it, not by those its own
+//! edge is seen to cross (docs/pipeline.md, "Which card lies on top, and index prints").
 //!
 //! [`PrintBook`] carries the comparison across frames for the table logic: a round's faces at
 //! each place they were read.
@@ -23,60 +26,133 @@ use crate::classify::{self, CardIdentity, CornerCut};
 use crate::locate::{order_quad, Quad};
 use crate::rules::Card;
 
-/// The face cut compared: the whole card upright, sampled a little finer than a 1080p camera
-/// shows a card over the table (~75 px long).
-const CUT: CornerCut = CornerCut { patch: (96, 60), region: (1.0, 1.0) };
+/// How two faces are compared: the cut, sampled into a patch, and the tiles it is split into.
+struct Comparison {
+    cut: CornerCut,
+    /// Tile side and step, patch pixels.
+    tile: usize,
+    step: usize,
+    /// How far (patch pixels) a tile may shift to find its match.
+    shift: usize,
+    /// Pixel noise is smoothed first (Gaussian σ, patch pixels).
+    blur_sigma: f32,
+    /// How the two cards' views (one from each end) are paired. A whole face is one print
+    /// either way up: the first card's first view against each of the other's, the better
+    /// match counting. Each index corner prints the same index upright: every pair counts, the
+    /// better match among those that show at least half as much print in common as the pair that
+    /// shows most (a corner mostly covered would match on its last few tiles).
+    either_way_up: bool,
+    /// How far (patch pixels) the second cut is first shifted as a whole to lie best on the
+    /// first: an index corner is small, and two cards' outlines measured a pixel or two off
+    /// each other move it more than a tile's own shift makes up for.
+    align: usize,
+    /// A tile matches when its best normalized cross-correlation reaches this.
+    tile_match: f32,
+    /// The prints differ when at least this share of their comparable tiles find no match.
+    differing: f64,
+}
+
+/// The whole card upright, sampled a little finer than a 1080p camera shows a card over the
+/// table (~75 px long).
+const WHOLE_FACE: Comparison = Comparison {
+    cut: CornerCut { patch: (96, 60), region: (1.0, 1.0) },
+    tile: 12,
+    step: 6,
+    shift: 4,
+    blur_sigma: 0.7,
+    either_way_up: true,
+    align: 0,
+    tile_match: 0.7,
+    differing: DIFFERING_SHARE,
+};
+/// The printed index corners (the classifiers' corner region), sampled 1.5 times finer than
+/// the whole face: what a fanned hand's covered cards show, and what read them, and where two
+/// suits of one colour differ on a deck whose court cards share their pictures. Aligned as a
+/// whole first, true twins' index corners leave almost every tile matched even at a strict
+/// 0.85: at most 0.10 unmatched in 193 of the 194 frames of the duplicate-card scenarios of stud
+/// seeds 7 and 8, Q Poker, San Gong and Fortune seed 7 (0.48 in one, whose whole faces differed
+/// too), a 2♠ read as 2♣ 0.30–0.87 and aisleriot-ornamental's K♠ read as K♣ 0.07–0.30
+/// (docs/pipeline.md, "Which card lies on top, and index prints").
+const INDEX_CORNERS: Comparison = Comparison {
+    cut: CornerCut { patch: (56, 36), region: classify::CORNER_REGION },
+    tile: 8,
+    step: 4,
+    shift: 2,
+    blur_sigma: 1.0,
+    either_way_up: false,
+    align: 6,
+    tile_match: 0.85,
+    differing: 0.15,
+};
 /// Each other card's outline is grown by this share about its centre before it masks a face:
 /// a card lying over another shades a pixel or two beyond its quad.
 const COVER_GROWTH: f64 = 1.06;
-/// Tile side and step, patch pixels.
-const TILE: usize = 12;
-const TILE_STEP: usize = 6;
-/// How far (patch pixels) a tile may shift to find its match.
-const SHIFT: usize = 4;
 /// A tile whose grey level varies less than this (0..1 scale) is plain card and not compared.
 const MIN_TILE_STD: f32 = 0.06;
-/// Pixel noise is smoothed first (Gaussian σ, patch pixels).
-const BLUR_SIGMA: f32 = 0.7;
-/// A tile matches when its best normalized cross-correlation reaches this.
-const TILE_MATCH: f32 = 0.7;
 /// Fewer comparable tiles than this (a face mostly covered) compare nothing.
 const MIN_TILES: usize = 4;
-/// Two prints differ when at least this share of their comparable tiles find no match. On
+/// Two whole faces differ when at least this share of their comparable tiles find no match. On
 /// 1080p simulator sessions, true twins (the duplicate-card scenarios of stud seeds 7 and 8 and
 /// Fortune seed 7, 62 frame pairs) left at most 0.10 unmatched; misread twins (Fortune seed 11,
 /// kde-gm-paris: A♣ read as A♠, 3♦ as 3♥) left 0.20–1.00, 0.42 in the median frame.
 pub const DIFFERING_SHARE: f64 = 0.16;
 
-/// A card's whole face upright from one end, grey and smoothed, with the pixels no other card of
-/// the frame covers.
+/// A card's cut (its whole face, or an index corner) upright from one end, grey and smoothed,
+/// with the pixels no other card of the frame covers.
 struct FaceView {
     grey: Vec<f32>,
     shown: Vec<bool>,
 }
 
-/// The share of the comparable tiles of cards `i` and `j` of `quads` that find no match in the
-/// other card's face, with the faces laid either way up against each other (the way that
-/// matches best counts). `None` when the faces show too little in common to compare.
-pub fn differing_share(image: &Mat, quads: &[Quad], i: usize, j: usize) -> Result<Option<f64>, RecognizeError> {
-    let a = face_views(image, quads, i)?;
-    let b = face_views(image, quads, j)?;
-    Ok(unmatched_share(&a, &b))
+/// Whether cards `i` and `j` of `quads` print differently: their whole faces or their index
+/// corners differ, each laid against the other either way up (the way that matches best
+/// counts). `None` when neither shows enough in common to compare.
+pub fn prints_differ(image: &Mat, quads: &[Quad], i: usize, j: usize) -> Result<Option<bool>, RecognizeError> {
+    let a = Print::cut(image, quads, i)?;
+    let b = Print::cut(image, quads, j)?;
+    Ok(a.differs(&b))
 }
 
-/// [`differing_share`] of two cut faces: `a` upright against each view of `b`.
-fn unmatched_share(a: &[FaceView], b: &[FaceView]) -> Option<f64> {
-    let mut best: Option<f64> = None;
-    for vb in b {
-        let mut scores = tile_matches(&a[0], vb);
-        scores.extend(tile_matches(vb, &a[0]));
-        if scores.len() < MIN_TILES {
-            continue;
-        }
-        let unmatched = scores.iter().filter(|&&s| s < TILE_MATCH).count() as f64 / scores.len() as f64;
-        best = Some(best.map_or(unmatched, |b: f64| b.min(unmatched)));
+/// A card's print as a frame shows it: its whole face and its index corners, from both ends.
+struct Print {
+    face: Vec<FaceView>,
+    index: Vec<FaceView>,
+}
+
+impl Print {
+    /// Card `card` of `quads`, masked by the cards that may lie over it ([`covers`]).
+    fn cut(image: &Mat, quads: &[Quad], card: usize) -> Result<Print, RecognizeError> {
+        let covers = covers(image, quads, card);
+        Ok(Print {
+            face: WHOLE_FACE.views(image, &quads[card], &covers)?,
+            index: INDEX_CORNERS.views(image, &quads[card], &covers)?,
+        })
     }
-    best
+
+    /// How much print it shows: its comparable tiles, face and index corners.
+    fn tiles(&self) -> usize {
+        WHOLE_FACE.print_tiles(&self.face) + INDEX_CORNERS.print_tiles(&self.index)
+    }
+
+    /// [`prints_differ`] of two cut prints: either comparison finding them different is enough
+    /// (court cards that share one picture differ only in their index corners; a fan's covered
+    /// card may show nothing else).
+    fn differs(&self, other: &Print) -> Option<bool> {
+        let face = WHOLE_FACE.differs(&self.face, &other.face);
+        let index = INDEX_CORNERS.differs(&self.index, &other.index);
+        match (face, index) {
+            (Some(true), _) | (_, Some(true)) => Some(true),
+            (None, None) => None,
+            _ => Some(false),
+        }
+    }
+
+    /// Both shares, whole face and index corners, for `TABLECAM_TWIN_DEBUG`.
+    fn debug_shares(&self, other: &Print) -> String {
+        let face = WHOLE_FACE.unmatched_share(&self.face, &other.face);
+        let index = INDEX_CORNERS.unmatched_share(&self.index, &other.index);
+        format!("face {face:.2?} index {index:.2?}")
+    }
 }
 
 /// What comparing a card with the other cards of its frame read as the same face found
@@ -113,21 +189,22 @@ pub fn compare_twins(image: &Mat, cards: &mut [DetectedCard]) -> Result<(), Reco
     let quads: Vec<Quad> = cards.iter().map(|c| c.quad).collect();
     let debug = std::env::var_os("TABLECAM_TWIN_DEBUG").is_some();
     for (i, j) in pairs {
-        let share = differing_share(image, &quads, i, j)?;
-        let found = match share {
+        let (a, b) = (Print::cut(image, &quads, i)?, Print::cut(image, &quads, j)?);
+        let found = match a.differs(&b) {
             None => TwinPrint::Hidden,
-            Some(s) if s >= DIFFERING_SHARE => TwinPrint::Differs,
-            Some(_) => TwinPrint::Same,
+            Some(true) => TwinPrint::Differs,
+            Some(false) => TwinPrint::Same,
         };
         if debug {
-            let (a, b) = (Point::mean(&quads[i]), Point::mean(&quads[j]));
+            let (p, q) = (Point::mean(&quads[i]), Point::mean(&quads[j]));
             eprintln!(
-                "twins: {} at ({:.0}, {:.0}) and ({:.0}, {:.0}): unmatched {share:.2?} -> {found:?}",
+                "twins: {} at ({:.0}, {:.0}) and ({:.0}, {:.0}): {found:?} ({})",
                 cards[i].card.code(),
-                a.x,
-                a.y,
-                b.x,
-                b.y
+                p.x,
+                p.y,
+                q.x,
+                q.y,
+                a.debug_shares(&b)
             );
         }
         for k in [i, j] {
@@ -210,7 +287,7 @@ struct Sighting {
 }
 
 struct KeptPrint {
-    views: Vec<FaceView>,
+    print: Print,
     tiles: usize,
     frame: u64,
 }
@@ -273,13 +350,13 @@ impl PrintBook {
         if !due {
             return Ok(false);
         }
-        let views = face_views(image, quads, i)?;
-        let tiles = tile_origins().filter(|&(x, y)| print_tile(&views[0], x, y).is_some()).count();
+        let print = Print::cut(image, quads, i)?;
+        let tiles = print.tiles();
         let s = &mut self.sightings[k];
         let better = s.print.as_ref().map_or(true, |p| tiles > p.tiles);
         match &mut s.print {
             Some(p) if !better => p.frame = frame,
-            _ => s.print = Some(KeptPrint { views, tiles, frame }),
+            _ => s.print = Some(KeptPrint { print, tiles, frame }),
         }
         Ok(better)
     }
@@ -293,16 +370,21 @@ impl PrintBook {
                 continue;
             }
             let (Some(a), Some(b)) = (&s.print, &t.print) else { continue };
-            let share = unmatched_share(&a.views, &b.views);
+            let differs = a.print.differs(&b.print);
             if debug {
                 eprintln!(
-                    "prints: {} at ({:.0}, {:.0}) and ({:.0}, {:.0}): unmatched {share:.2?}",
-                    s.card, s.spot.at.x, s.spot.at.y, t.spot.at.x, t.spot.at.y
+                    "prints: {} at ({:.0}, {:.0}) and ({:.0}, {:.0}): differ {differs:?} ({})",
+                    s.card,
+                    s.spot.at.x,
+                    s.spot.at.y,
+                    t.spot.at.x,
+                    t.spot.at.y,
+                    a.print.debug_shares(&b.print)
                 );
             }
-            // Hidden (no share) keeps what the last comparison found.
-            if let Some(v) = share {
-                self.differing.insert((k.min(o), k.max(o)), v >= DIFFERING_SHARE);
+            // Hidden (no verdict) keeps what the last comparison found.
+            if let Some(d) = differs {
+                self.differing.insert((k.min(o), k.max(o)), d);
             }
         }
     }
@@ -318,34 +400,292 @@ fn long_side(quad: &Quad) -> f64 {
     (0..4).map(|k| quad[k].dist(quad[(k + 1) % 4])).fold(0.0, f64::max)
 }
 
-/// Card `card` of `quads` cut from both ends ([`FaceView`]), every other card's grown outline
-/// masking it.
-fn face_views(image: &Mat, quads: &[Quad], card: usize) -> Result<Vec<FaceView>, RecognizeError> {
-    let covers: Vec<Polygon> = quads.iter().enumerate().filter(|&(o, _)| o != card).map(|(_, q)| grown(q)).collect();
-    let quad = &quads[card];
-    let (h, w) = CUT.patch;
-    let plane = h * w;
-    let mut out = Vec::new();
-    for view in classify::corner_quads(&order_quad(*quad)) {
-        let mut rgb = vec![0.0; 3 * plane];
-        classify::cut_corner_patch(image, &view, CUT, &mut rgb)?;
-        let grey: Vec<f32> = (0..plane).map(|i| (rgb[i] + rgb[plane + i] + rgb[2 * plane + i]) / 3.0).collect();
-        let m = classify::corner_homography(&view, CUT);
-        let shown = (0..plane)
-            .map(|i| {
-                let Some(m) = m else { return false };
-                let (x, y) = ((i % w) as f64, (i / w) as f64);
-                let z = m[2][0] * x + m[2][1] * y + m[2][2];
-                let p = Point {
-                    x: (m[0][0] * x + m[0][1] * y + m[0][2]) / z,
-                    y: (m[1][0] * x + m[1][1] * y + m[1][2]) / z,
-                };
-                !covers.iter().any(|c| c.contains(p))
-            })
-            .collect();
-        out.push(FaceView { grey: blur(&grey, (h, w), BLUR_SIGMA), shown });
+impl Comparison {
+    /// The card outlined by `quad` cut from both ends ([`FaceView`]), the outlines `covers`
+    /// masking it.
+    fn views(&self, image: &Mat, quad: &Quad, covers: &[Polygon]) -> Result<Vec<FaceView>, RecognizeError> {
+        let (h, w) = self.cut.patch;
+        let plane = h * w;
+        let mut out = Vec::new();
+        for view in classify::corner_quads(&order_quad(*quad)) {
+            let mut rgb = vec![0.0; 3 * plane];
+            classify::cut_corner_patch(image, &view, self.cut, &mut rgb)?;
+            let grey: Vec<f32> = (0..plane).map(|i| (rgb[i] + rgb[plane + i] + rgb[2 * plane + i]) / 3.0).collect();
+            let m = classify::corner_homography(&view, self.cut);
+            let shown = (0..plane)
+                .map(|i| {
+                    let Some(m) = m else { return false };
+                    let (x, y) = ((i % w) as f64, (i / w) as f64);
+                    let z = m[2][0] * x + m[2][1] * y + m[2][2];
+                    let p = Point {
+                        x: (m[0][0] * x + m[0][1] * y + m[0][2]) / z,
+                        y: (m[1][0] * x + m[1][1] * y + m[1][2]) / z,
+                    };
+                    !covers.iter().any(|c| c.contains(p))
+                })
+                .collect();
+            out.push(FaceView { grey: blur(&grey, (h, w), self.blur_sigma), shown });
+        }
+        Ok(out)
     }
-    Ok(out)
+
+    /// Whether two cut cards differ (`differing`); `None` when they cannot be compared.
+    fn differs(&self, a: &[FaceView], b: &[FaceView]) -> Option<bool> {
+        self.unmatched_share(a, b).map(|s| s >= self.differing)
+    }
+
+    /// The share of the comparable tiles of two cut cards that find no match in the other's
+    /// views, the best way round; `None` below [`MIN_TILES`] comparable tiles every way.
+    fn unmatched_share(&self, a: &[FaceView], b: &[FaceView]) -> Option<f64> {
+        // (unmatched share, comparable tiles) of each pairing
+        let mut found: Vec<(f64, usize)> = Vec::new();
+        for va in a.iter().take(if self.either_way_up { 1 } else { a.len() }) {
+            for vb in b {
+                let (oy, ox) = self.alignment(va, vb);
+                let mut scores = self.tile_matches(va, vb, (oy, ox));
+                scores.extend(self.tile_matches(vb, va, (-oy, -ox)));
+                if scores.len() < MIN_TILES {
+                    continue;
+                }
+                let unmatched = scores.iter().filter(|&&s| s < self.tile_match).count();
+                found.push((unmatched as f64 / scores.len() as f64, scores.len()));
+            }
+        }
+        let most = if self.either_way_up { 0 } else { found.iter().map(|f| f.1).max().unwrap_or(0) };
+        found.iter().filter(|f| 2 * f.1 >= most).map(|f| f.0).min_by(f64::total_cmp)
+    }
+
+    /// The shift (rows, columns; within `align`) of `b` that lies best on `a`: the highest
+    /// normalized cross-correlation over the pixels both show (at least a quarter of the cut).
+    fn alignment(&self, a: &FaceView, b: &FaceView) -> (isize, isize) {
+        let r = self.align as isize;
+        if r == 0 {
+            return (0, 0);
+        }
+        let (h, w) = (self.cut.patch.0 as isize, self.cut.patch.1 as isize);
+        let least = (h * w / 4) as usize;
+        let mut best = (f32::NEG_INFINITY, (0, 0));
+        for dy in -r..=r {
+            for dx in -r..=r {
+                let mut pairs = Vec::new();
+                for y in 0.max(-dy)..h.min(h - dy) {
+                    for x in 0.max(-dx)..w.min(w - dx) {
+                        let (i, j) = ((y * w + x) as usize, ((y + dy) * w + x + dx) as usize);
+                        if a.shown[i] && b.shown[j] {
+                            pairs.push((a.grey[i], b.grey[j]));
+                        }
+                    }
+                }
+                if pairs.len() < least {
+                    continue;
+                }
+                let n = pairs.len() as f32;
+                let (ma, mb) = pairs.iter().fold((0.0, 0.0), |(p, q), &(u, v)| (p + u / n, q + v / n));
+                let (mut sab, mut saa, mut sbb) = (0.0f32, 0.0f32, 0.0f32);
+                for &(u, v) in &pairs {
+                    sab += (u - ma) * (v - mb);
+                    saa += (u - ma) * (u - ma);
+                    sbb += (v - mb) * (v - mb);
+                }
+                let r = sab / (saa * sbb).sqrt().max(1e-12);
+                if r > best.0 {
+                    best = (r, (dy, dx));
+                }
+            }
+        }
+        best.1
+    }
+
+    /// The tiles that show print in the views compared first (see `either_way_up`).
+    fn print_tiles(&self, views: &[FaceView]) -> usize {
+        let tiles = |v: &FaceView| self.tile_origins().filter(|&(x, y)| self.print_tile(v, x, y).is_some()).count();
+        views.iter().take(if self.either_way_up { 1 } else { views.len() }).map(tiles).sum()
+    }
+
+    /// The tiles' top-left corners (patch pixels): every `step` pixels, `shift` in from the
+    /// edges so that each may shift whole.
+    fn tile_origins(&self) -> impl Iterator<Item = (usize, usize)> {
+        let (h, w) = self.cut.patch;
+        let (tile, step, shift) = (self.tile, self.step, self.shift);
+        let ys = (shift..=h - tile - shift).step_by(step);
+        ys.flat_map(move |y| (shift..=w - tile - shift).step_by(step).map(move |x| (x, y)))
+    }
+
+    /// The tile of `v` at (x, y) less its mean, where `v` shows it whole.
+    fn window(&self, v: &FaceView, x: isize, y: isize) -> Option<Vec<f32>> {
+        let (h, w, tile) = (self.cut.patch.0, self.cut.patch.1, self.tile);
+        if x < 0 || y < 0 || x as usize + tile > w || y as usize + tile > h {
+            return None;
+        }
+        let (x, y) = (x as usize, y as usize);
+        let mut px = Vec::with_capacity(tile * tile);
+        for yy in y..y + tile {
+            for xx in x..x + tile {
+                if !v.shown[yy * w + xx] {
+                    return None;
+                }
+                px.push(v.grey[yy * w + xx]);
+            }
+        }
+        let mean = px.iter().sum::<f32>() / (tile * tile) as f32;
+        px.iter_mut().for_each(|p| *p -= mean);
+        Some(px)
+    }
+
+    /// The tile of `v` at (x, y) where it shows print: whole, and not plain card.
+    fn print_tile(&self, v: &FaceView, x: usize, y: usize) -> Option<Vec<f32>> {
+        self.window(v, x as isize, y as isize).filter(|t| norm(t) / (self.tile as f32) >= MIN_TILE_STD)
+    }
+
+    /// For each tile of `a` that shows print (not plain card, not covered), its best normalized
+    /// cross-correlation with `b` shifted by `(oy, ox)` and then within `shift` pixels, over
+    /// windows `b` shows whole.
+    fn tile_matches(&self, a: &FaceView, b: &FaceView, (oy, ox): (isize, isize)) -> Vec<f32> {
+        let mut out = Vec::new();
+        let s = self.shift as isize;
+        for (x, y) in self.tile_origins() {
+            let Some(ta) = self.print_tile(a, x, y) else { continue };
+            let na = norm(&ta);
+            let mut best: Option<f32> = None;
+            let (x, y) = (x as isize + ox, y as isize + oy);
+            for by in y - s..=y + s {
+                for bx in x - s..=x + s {
+                    let Some(tb) = self.window(b, bx, by) else { continue };
+                    let nb = norm(&tb);
+                    if nb < 1e-6 {
+                        continue;
+                    }
+                    let r = ta.iter().zip(&tb).map(|(p, q)| p * q).sum::<f32>() / (na * nb);
+                    best = Some(best.map_or(r, |v| v.max(r)));
+                }
+            }
+            out.extend(best);
+        }
+        out
+    }
+}
+
+/// The grown outlines of the cards of `quads` that may lie over card `card`: every other card,
+/// less those it is seen to lie over ([`lies_over`]). A fan's cards each overlap both
+/// neighbours; masked by both, a middle card kept no index corner to compare.
+fn covers(image: &Mat, quads: &[Quad], card: usize) -> Vec<Polygon> {
+    let grey = Grey::of(image);
+    (0..quads.len())
+        .filter(|&o| o != card)
+        .filter(|&o| grey.as_ref().and_then(|g| lies_over(g, quads, card, o)) != Some(true))
+        .map(|o| grown(&quads[o]))
+        .collect()
+}
+
+/// Where (pixels across a card's edge) the contrast across it is measured.
+const EDGE_OFFSETS: [f64; 5] = [-2.0, -1.0, 0.0, 1.0, 2.0];
+/// Points of an edge, at most one per pixel, needed to judge it.
+const MIN_EDGE_POINTS: usize = 6;
+/// A card lies over another when the contrast across its edges inside the other (lower quartile,
+/// grey levels) exceeds the other's inside it by this factor and by [`MIN_EDGE_CONTRAST`]: the
+/// upper card's edge shows, the lower card's is hidden under the upper card's print.
+const OVER_RATIO: f64 = 2.0;
+const MIN_EDGE_CONTRAST: f64 = 8.0;
+/// The contrast a card's edges must show inside another whose own edges cannot be measured
+/// inside it.
+const SOLE_EDGE_CONTRAST: f64 = 24.0;
+
+/// Whether card `a` of `quads` lies over card `b` (`Some(false)`: `b` over `a`), judged by which
+/// card's edges show inside the other; `None` where they do not overlap or it is unclear.
+fn lies_over(grey: &Grey, quads: &[Quad], a: usize, b: usize) -> Option<bool> {
+    let (ea, eb) = (edge_contrast(grey, quads, a, b), edge_contrast(grey, quads, b, a));
+    // Where the other card's edges cannot be measured inside this one (too few points inside
+    // it), this card's own edges must show plainly.
+    let shows = |e: Option<f64>, o: Option<f64>| match (e, o) {
+        (Some(e), Some(o)) => e >= OVER_RATIO * o && e - o >= MIN_EDGE_CONTRAST,
+        (Some(e), None) => e >= SOLE_EDGE_CONTRAST,
+        _ => false,
+    };
+    if shows(ea, eb) {
+        Some(true)
+    } else if shows(eb, ea) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// The lower-quartile contrast across card `a`'s edges where they run inside card `b` (its
+/// outline shrunk, so that `b`'s own edges do not count). Where a third card lies over both,
+/// both edges are hidden alike.
+fn edge_contrast(grey: &Grey, quads: &[Quad], a: usize, b: usize) -> Option<f64> {
+    let inside = shrunk(&quads[b], 3.0);
+    let q = &quads[a];
+    let mut contrasts = Vec::new();
+    for k in 0..4 {
+        let (p, r) = (q[k], q[(k + 1) % 4]);
+        let len = p.dist(r);
+        if len < 1.0 {
+            continue;
+        }
+        let (nx, ny) = ((r.y - p.y) / len, (p.x - r.x) / len);
+        for s in 0..len as usize {
+            let t = (s as f64 + 0.5) / len;
+            let at = Point::new(p.x + t * (r.x - p.x), p.y + t * (r.y - p.y));
+            if !inside.contains(at) {
+                continue;
+            }
+            // The grey range across the edge: a card's edge is a step or a thin shadow line.
+            let across: Option<Vec<f64>> =
+                EDGE_OFFSETS.iter().map(|d| grey.at(Point::new(at.x + d * nx, at.y + d * ny))).collect();
+            if let Some(g) = across {
+                let (lo, hi) = g.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| (l.min(v), h.max(v)));
+                contrasts.push(hi - lo);
+            }
+        }
+    }
+    if contrasts.len() < MIN_EDGE_POINTS {
+        return None;
+    }
+    contrasts.sort_by(f64::total_cmp);
+    Some(contrasts[contrasts.len() / 4])
+}
+
+/// A quad moved `by` pixels inwards about its centre (by scaling).
+fn shrunk(quad: &Quad, by: f64) -> Polygon {
+    let c = Point::mean(quad);
+    let reach = quad.iter().map(|p| p.dist(c)).fold(f64::INFINITY, f64::min).max(1.0);
+    let f = ((reach - by) / reach).max(0.0);
+    Polygon(quad.iter().map(|p| Point { x: c.x + f * (p.x - c.x), y: c.y + f * (p.y - c.y) }).collect())
+}
+
+/// A frame's grey level (0–255) at any point, bilinear.
+struct Grey<'a> {
+    bytes: &'a [u8],
+    rows: i32,
+    cols: i32,
+}
+
+impl<'a> Grey<'a> {
+    /// `None` for an image that is not continuous 8-bit BGR (then no card is seen over another).
+    fn of(image: &'a Mat) -> Option<Grey<'a>> {
+        use opencv::prelude::*;
+        if image.typ() != opencv::core::CV_8UC3 || !image.is_continuous() {
+            return None;
+        }
+        Some(Grey { bytes: image.data_bytes().ok()?, rows: image.rows(), cols: image.cols() })
+    }
+
+    fn at(&self, p: Point) -> Option<f64> {
+        let (x0, y0) = (p.x.floor(), p.y.floor());
+        if x0 < 0.0 || y0 < 0.0 || x0 + 1.0 >= f64::from(self.cols) || y0 + 1.0 >= f64::from(self.rows) {
+            return None;
+        }
+        let (fx, fy) = (p.x - x0, p.y - y0);
+        let px = |x: usize, y: usize| {
+            let i = 3 * (y * self.cols as usize + x);
+            (f64::from(self.bytes[i]) + f64::from(self.bytes[i + 1]) + f64::from(self.bytes[i + 2])) / 3.0
+        };
+        let (x, y) = (x0 as usize, y0 as usize);
+        let top = px(x, y) * (1.0 - fx) + px(x + 1, y) * fx;
+        let bottom = px(x, y + 1) * (1.0 - fx) + px(x + 1, y + 1) * fx;
+        Some(top * (1.0 - fy) + bottom * fy)
+    }
 }
 
 fn grown(quad: &Quad) -> Polygon {
@@ -355,6 +695,10 @@ fn grown(quad: &Quad) -> Polygon {
             .map(|p| Point { x: c.x + COVER_GROWTH * (p.x - c.x), y: c.y + COVER_GROWTH * (p.y - c.y) })
             .collect(),
     )
+}
+
+fn norm(px: &[f32]) -> f32 {
+    px.iter().map(|p| p * p).sum::<f32>().sqrt()
 }
 
 /// A separable Gaussian blur, edges replicated.
@@ -385,64 +729,6 @@ fn blur(img: &[f32], (h, w): (usize, usize), sigma: f32) -> Vec<f32> {
     pass(&pass(img, true), false)
 }
 
-/// The tiles' top-left corners (patch pixels): every [`TILE_STEP`] pixels, [`SHIFT`] in from the
-/// edges so that each may shift whole.
-fn tile_origins() -> impl Iterator<Item = (usize, usize)> {
-    let (h, w) = CUT.patch;
-    let ys = (SHIFT..=h - TILE - SHIFT).step_by(TILE_STEP);
-    ys.flat_map(move |y| (SHIFT..=w - TILE - SHIFT).step_by(TILE_STEP).map(move |x| (x, y)))
-}
-
-/// The tile of `v` at (x, y) less its mean, where `v` shows it whole.
-fn window(v: &FaceView, x: usize, y: usize) -> Option<Vec<f32>> {
-    let w = CUT.patch.1;
-    let mut px = Vec::with_capacity(TILE * TILE);
-    for yy in y..y + TILE {
-        for xx in x..x + TILE {
-            if !v.shown[yy * w + xx] {
-                return None;
-            }
-            px.push(v.grey[yy * w + xx]);
-        }
-    }
-    let mean = px.iter().sum::<f32>() / (TILE * TILE) as f32;
-    px.iter_mut().for_each(|p| *p -= mean);
-    Some(px)
-}
-
-fn norm(px: &[f32]) -> f32 {
-    px.iter().map(|p| p * p).sum::<f32>().sqrt()
-}
-
-/// The tile of `v` at (x, y) where it shows print: whole, and not plain card.
-fn print_tile(v: &FaceView, x: usize, y: usize) -> Option<Vec<f32>> {
-    window(v, x, y).filter(|t| norm(t) / ((TILE * TILE) as f32).sqrt() >= MIN_TILE_STD)
-}
-
-/// For each tile of `a` that shows print (not plain card, not covered), its best normalized
-/// cross-correlation with `b` within [`SHIFT`] pixels, over windows `b` shows whole.
-fn tile_matches(a: &FaceView, b: &FaceView) -> Vec<f32> {
-    let mut out = Vec::new();
-    for (x, y) in tile_origins() {
-        let Some(ta) = print_tile(a, x, y) else { continue };
-        let na = norm(&ta);
-        let mut best: Option<f32> = None;
-        for by in y - SHIFT..=y + SHIFT {
-            for bx in x - SHIFT..=x + SHIFT {
-                let Some(tb) = window(b, bx, by) else { continue };
-                let nb = norm(&tb);
-                if nb < 1e-6 {
-                    continue;
-                }
-                let r = ta.iter().zip(&tb).map(|(p, q)| p * q).sum::<f32>() / (na * nb);
-                best = Some(best.map_or(r, |v| v.max(r)));
-            }
-        }
-        out.extend(best);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -462,14 +748,20 @@ mod tests {
         /// The middle pip inside a ring, as kde-gm-paris prints its A♣ (an unseen design whose
         /// A♣ the classifiers read as A♠).
         Ringed,
+        /// Another rank in the index (a bar across, where the others print one upright), as an
+        /// 8 read as a 10.
+        OtherIndex,
     }
 
-    /// A white card with its top-left corner at (x, y): an index (a rank bar and a small pip)
-    /// and three large pips down its middle.
+    /// A white card with its top-left corner at (x, y), its edge a grey line (a card's shadow on
+    /// what lies under it): an index (a rank bar and a small pip) and three large pips down its
+    /// middle.
     fn draw_card(img: &mut Mat, x: i32, y: i32, pip: Pip) {
         let black = Scalar::all(20.0);
         imgproc::rectangle(img, Rect::new(x, y, W, H), Scalar::all(245.0), -1, imgproc::LINE_8, 0).unwrap();
-        imgproc::rectangle(img, Rect::new(x + 4, y + 4, 4, 10), black, -1, imgproc::LINE_8, 0).unwrap();
+        imgproc::rectangle(img, Rect::new(x, y, W, H), Scalar::all(150.0), 1, imgproc::LINE_8, 0).unwrap();
+        let rank = if pip == Pip::OtherIndex { Rect::new(x + 2, y + 7, 8, 4) } else { Rect::new(x + 4, y + 4, 4, 10) };
+        imgproc::rectangle(img, rank, black, -1, imgproc::LINE_8, 0).unwrap();
         for (cx, cy, r) in [(6, 18, 2), (25, 18, 6), (25, 37, 6), (25, 56, 6)] {
             imgproc::circle(img, core::Point::new(x + cx, y + cy), r, black, -1, imgproc::LINE_8, 0).unwrap();
         }
@@ -596,5 +888,64 @@ mod tests {
         assert_eq!(book.sightings.len(), MAX_SIGHTINGS);
         book.clear();
         assert!(book.sightings.is_empty());
+    }
+
+    /// A fan of three cards dealt left to right `step` pixels apart, each over the last, the
+    /// middle one printed with `pip`; and a lone card at (40, 60). Their quads, fan first.
+    fn fan_and_lone_card(pip: Pip, step: i32) -> (Mat, Vec<Quad>) {
+        let mut img = felt_with(&[(40, 60, Pip::Plain)]);
+        for (k, p) in [Pip::Ringed, pip, Pip::Ringed].into_iter().enumerate() {
+            draw_card(&mut img, 200 + step * k as i32, 60, p);
+        }
+        add_grain(&mut img);
+        let quads = [200, 200 + step, 200 + 2 * step, 40].map(|x| card_at(x, 60, CardIdentity::Back).quad);
+        (img, quads.to_vec())
+    }
+
+    #[test]
+    fn a_card_is_seen_over_another_where_its_edge_shows() {
+        let (img, quads) = fan_and_lone_card(Pip::Plain, 18);
+        let grey = Grey::of(&img).unwrap();
+        assert_eq!(lies_over(&grey, &quads, 1, 0), Some(true));
+        assert_eq!(lies_over(&grey, &quads, 0, 1), Some(false));
+        assert_eq!(lies_over(&grey, &quads, 1, 2), Some(false));
+        // cards that do not overlap say nothing
+        assert_eq!(lies_over(&grey, &quads, 1, 3), None);
+    }
+
+    #[test]
+    fn a_fans_middle_card_is_compared_by_the_index_it_shows() {
+        // The middle card shows a strip with its index: the card under it masks nothing, and
+        // its face shows too little, so its index corners are compared.
+        let (img, quads) = fan_and_lone_card(Pip::Plain, 10);
+        let (a, b) = (Print::cut(&img, &quads, 1).unwrap(), Print::cut(&img, &quads, 3).unwrap());
+        assert_eq!(WHOLE_FACE.unmatched_share(&a.face, &b.face), None);
+        assert_eq!(prints_differ(&img, &quads, 1, 3).unwrap(), Some(false), "a second copy");
+        let (img, quads) = fan_and_lone_card(Pip::OtherIndex, 10);
+        assert_eq!(prints_differ(&img, &quads, 1, 3).unwrap(), Some(true), "another index");
+        // A wider strip shows enough of the face, which is compared as before.
+        let (img, quads) = fan_and_lone_card(Pip::OtherIndex, 18);
+        let (a, b) = (Print::cut(&img, &quads, 1).unwrap(), Print::cut(&img, &quads, 3).unwrap());
+        assert!(WHOLE_FACE.unmatched_share(&a.face, &b.face).is_some_and(|s| s >= DIFFERING_SHARE));
+    }
+
+    #[test]
+    fn index_corners_outlined_a_little_off_are_aligned_before_their_tiles_are_matched() {
+        // Two copies of a card, the second outlined 3 px right and 2 px down of where it lies
+        // (as a card under its hand's other cards is measured): aligned as a whole first, their
+        // index corners match; tiles left to find their own match within their shift do not all.
+        let mut img = felt_with(&[(40, 60, Pip::Plain), (200, 60, Pip::Plain)]);
+        add_grain(&mut img);
+        let mut quads = vec![card_at(40, 60, CardIdentity::Back).quad, card_at(203, 62, CardIdentity::Back).quad];
+        let (a, b) = (Print::cut(&img, &quads, 0).unwrap(), Print::cut(&img, &quads, 1).unwrap());
+        let aligned = INDEX_CORNERS.unmatched_share(&a.index, &b.index).unwrap();
+        assert!(aligned < INDEX_CORNERS.differing, "aligned: {aligned}");
+        let unaligned = Comparison { align: 0, ..INDEX_CORNERS }.unmatched_share(&a.index, &b.index).unwrap();
+        assert!(unaligned > aligned, "unaligned {unaligned}, aligned {aligned}");
+        // another rank's index still differs once aligned
+        let mut img = felt_with(&[(40, 60, Pip::Plain), (200, 60, Pip::OtherIndex)]);
+        add_grain(&mut img);
+        quads[1] = card_at(203, 62, CardIdentity::Back).quad;
+        assert_eq!(prints_differ(&img, &quads, 0, 1).unwrap(), Some(true));
     }
 }
