@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use opencv::core::Mat;
 
 use super::{DetectedCard, RecognizeError};
-use crate::calib::{Point, Polygon};
+use crate::calib::{Homography, Point, Polygon};
 use crate::classify::{self, CardIdentity, CornerCut};
 use crate::locate::{order_quad, Quad};
 use crate::rules::Card;
@@ -411,17 +411,11 @@ impl Comparison {
             let mut rgb = vec![0.0; 3 * plane];
             classify::cut_corner_patch(image, &view, self.cut, &mut rgb)?;
             let grey: Vec<f32> = (0..plane).map(|i| (rgb[i] + rgb[plane + i] + rgb[2 * plane + i]) / 3.0).collect();
-            let m = classify::corner_homography(&view, self.cut);
+            let m = classify::corner_homography(&view, self.cut).map(Homography);
             let shown = (0..plane)
                 .map(|i| {
-                    let Some(m) = m else { return false };
-                    let (x, y) = ((i % w) as f64, (i / w) as f64);
-                    let z = m[2][0] * x + m[2][1] * y + m[2][2];
-                    let p = Point {
-                        x: (m[0][0] * x + m[0][1] * y + m[0][2]) / z,
-                        y: (m[1][0] * x + m[1][1] * y + m[1][2]) / z,
-                    };
-                    !covers.iter().any(|c| c.contains(p))
+                    let patch_px = Point::new((i % w) as f64, (i / w) as f64);
+                    m.and_then(|m| m.apply(patch_px)).is_some_and(|p| !covers.iter().any(|c| c.contains(p)))
                 })
                 .collect();
             out.push(FaceView { grey: blur(&grey, (h, w), self.blur_sigma), shown });
