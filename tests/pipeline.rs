@@ -112,6 +112,7 @@ impl CardRecognizer for EchoRecognizer {
             index_boxes: vec![],
             source: Source::Card,
             reading: None,
+            rank: None,
             twin: tablecam::recognize::TwinPrint::Alone,
         }])
     }

@@ -33,7 +33,7 @@ use opencv::prelude::*;
 
 use crate::calib::{Homography, Point};
 use crate::onnx::{self, Dim, Model, ModelContract, OnnxError, SessionOptions, TensorSpec};
-use crate::rules::Card;
+use crate::rules::{Card, Rank};
 
 /// Where the trained classifier lives, relative to the project root.
 pub const DEFAULT_PATH: &str = "models/classifier.onnx";
@@ -433,6 +433,13 @@ pub struct Verdict {
     /// different frames. `None` when no patch showed anything, `back` leads, or two confident
     /// patches disagree (a conflict is no reading).
     pub reading: Option<Card>,
+    /// The rank the combined probabilities lean to, summed over the four suits, with that
+    /// probability: on a deck design never trained on, a covered card's suit sign (a few pixels)
+    /// is often what keeps its identity below the threshold while its rank is certain, and an
+    /// outcome that no suit decides can be verified from ranks ([`combine`], step 5). `None`
+    /// when no patch showed anything, `back` leads, or two confident patches name different ranks
+    /// or the product leans to a rank no patch's own most likely label has.
+    pub rank: Option<(Rank, f32)>,
 }
 
 /// The most likely label of a probability vector and its probability.
@@ -457,6 +464,9 @@ pub(crate) fn argmax(p: &[f32]) -> (usize, f32) {
 ///    the rank of one and the suit of the other — and the tracker confirmed a duplicate 7♣
 ///    (docs/recognition.md, "A card no view named").
 /// 4. The best label wins if its combined probability is ≥ `min_confidence`; else `unknown`.
+/// 5. The rank reading is the rank whose four labels' combined probabilities sum highest, under
+///    step 3's rules for ranks: no two confident patches naming different ranks, and the rank
+///    some patch's own most likely label has (two suits of one rank are no conflict for it).
 pub fn combine(patches: &[&[f32]], min_confidence: f32) -> Verdict {
     let informative: Vec<&[f32]> =
         patches.iter().copied().filter(|p| p.len() == NUM_LABELS && argmax(p).0 != UNKNOWN).collect();
@@ -468,6 +478,7 @@ pub fn combine(patches: &[&[f32]], min_confidence: f32) -> Verdict {
             conflict: false,
             face: 0.0,
             reading: None,
+            rank: None,
         };
     }
     let mut log = [0f64; UNKNOWN];
@@ -491,7 +502,36 @@ pub fn combine(patches: &[&[f32]], min_confidence: f32) -> Verdict {
     let identity =
         if conflict || confidence < min_confidence { CardIdentity::Unknown } else { CardIdentity::from_label(best) };
     let reading = CardIdentity::from_label(best).card().filter(|_| !conflict);
-    Verdict { identity, confidence, informative: informative.len(), conflict, face, reading }
+    let rank = rank_reading(&log, max, sum, &tops, min_confidence);
+    Verdict { identity, confidence, informative: informative.len(), conflict, face, reading, rank }
+}
+
+/// Step 5 of [`combine`]: the leading rank of the combined log-probabilities (`log`, normalised
+/// by `max` and `sum`), where the patches' own top labels (`tops`) support it.
+fn rank_reading(
+    log: &[f64; UNKNOWN],
+    max: f64,
+    sum: f64,
+    tops: &[(usize, f32)],
+    min_confidence: f32,
+) -> Option<(Rank, f32)> {
+    let mut by_rank = [0f64; 13];
+    for (i, l) in log.iter().take(52).enumerate() {
+        by_rank[i / 4] += (l - max).exp() / sum;
+    }
+    let (best, p) =
+        by_rank.iter().enumerate().fold((0, f64::NEG_INFINITY), |b, (i, &v)| if v > b.1 { (i, v) } else { b });
+    // `back` (or nothing) leads the combined reading: no face, so no rank either.
+    let back = (log[BACK] - max).exp() / sum;
+    if back >= p {
+        return None;
+    }
+    let card_tops: Vec<(usize, f32)> = tops.iter().copied().filter(|&(i, _)| i < 52).collect();
+    let supported = card_tops.iter().any(|&(i, _)| i / 4 == best);
+    let confident_ranks: Vec<usize> =
+        card_tops.iter().filter(|&&(_, v)| v >= min_confidence).map(|&(i, _)| i / 4).collect();
+    let agree = confident_ranks.iter().all(|&r| r == best);
+    (supported && agree).then(|| (Rank::from_index(best as u8), p as f32))
 }
 
 /// Whether a card's index corners read `back` surely: their combined reading is `back` at
@@ -539,10 +579,13 @@ pub fn combine_models(index: &[&[f32]], face: &[&[f32]], min_confidence: f32) ->
         CardIdentity::Unknown => true,
     };
     let identity = if supported { joint.identity } else { CardIdentity::Unknown };
+    // The rank too stands only where the index corners lean to it: the whole-card view counts a
+    // neighbour's pips as well as a card's own.
+    let rank = joint.rank.filter(|&(r, _)| by_index.rank.is_some_and(|(ri, _)| ri == r));
     if joint.reading.is_some() && !leans {
-        return Verdict { identity, reading: None, conflict: true, ..joint };
+        return Verdict { identity, reading: None, conflict: true, rank, ..joint };
     }
-    Verdict { identity, ..joint }
+    Verdict { identity, rank, ..joint }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -883,6 +926,39 @@ mod tests {
         let named = probs(&[(card("7C"), 0.6), (card("10C"), 0.3999)]);
         let v = combine(&[&visible, &named], 0.99);
         assert_eq!((v.identity, v.conflict), (CardIdentity::Card("7C".parse().unwrap()), false), "{v:?}");
+    }
+
+    /// A covered card's suit sign unresolved: its two black suits share the probability, its
+    /// rank does not (step 5 of `combine`).
+    #[test]
+    fn a_rank_is_read_where_only_the_suit_is_unsure() {
+        let index = probs(&[(card("8S"), 0.62), (card("8C"), 0.3795)]);
+        let v = combine(&[&index], 0.999);
+        assert_eq!(v.identity, CardIdentity::Unknown, "{v:?}");
+        let (rank, p) = v.rank.expect("a rank reading");
+        assert_eq!(rank, Rank::Eight);
+        assert!((0.999..=1.0).contains(&p), "{v:?}");
+        // two suits of one rank named surely are a conflict for the card, not for its rank
+        let other = probs(&[(card("8C"), 0.9995)]);
+        let sure = probs(&[(card("8S"), 0.9995)]);
+        let v = combine(&[&sure, &other], 0.999);
+        assert!(v.conflict && v.identity == CardIdentity::Unknown, "{v:?}");
+        assert_eq!(v.rank.map(|r| r.0), Some(Rank::Eight));
+        // two ranks named surely: no rank; a back: no rank
+        let nine = probs(&[(card("9C"), 0.9995)]);
+        assert_eq!(combine(&[&sure, &nine], 0.999).rank, None);
+        assert_eq!(combine(&[&probs(&[(BACK, 0.9)])], 0.999).rank, None);
+        // a rank no patch's own best label has (7 from 7D and 7C leanings over a 10C) is no
+        // reading: the same rule as for cards
+        let a = probs(&[(card("10C"), 0.4), (card("7D"), 0.3), (card("7C"), 0.29)]);
+        let v = combine(&[&a], 0.999);
+        assert_eq!(v.rank, None, "{v:?}");
+        // the whole-card view's rank stands only where the index corners lean to it too
+        let face = probs(&[(card("9S"), 0.9), (card("9C"), 0.0999)]);
+        let v = combine_models(&[&index], &[&face], 0.999);
+        assert_eq!(v.rank, None, "{v:?}");
+        let face = probs(&[(card("8C"), 0.9), (card("8S"), 0.0999)]);
+        assert_eq!(combine_models(&[&index], &[&face], 0.999).rank.map(|r| r.0), Some(Rank::Eight));
     }
 
     /// Which cards the recognizer may leave out of the whole-card classifier: those whose

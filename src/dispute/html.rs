@@ -50,7 +50,11 @@ pub(super) struct Page<'a> {
 fn cards(cards: &[CardSeen]) -> String {
     let v: Vec<String> = cards
         .iter()
-        .map(|c| c.card.map(|c| c.code()).unwrap_or_else(|| format!("#{} (not seen face up)", c.track)))
+        .map(|c| match (c.card, c.rank) {
+            (Some(card), _) => card.code(),
+            (None, Some(rank)) => format!("{}? (#{}: rank read, suit not)", rank.code(), c.track),
+            (None, None) => format!("#{} (not read)", c.track),
+        })
         .collect();
     if v.is_empty() {
         "—".into()

@@ -17,7 +17,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::rules::settle::{Decision, Money, Wager};
-use crate::rules::{BetKind, Card, DealingMode, IrregularityKind, RulesetId};
+use crate::rules::{BetKind, Card, DealingMode, IrregularityKind, Rank, RulesetId};
 
 /// Version of the event schema. Bumped on any change that an existing consumer
 /// could misread (a field removed, renamed or given a new meaning); adding an
@@ -206,6 +206,35 @@ pub struct CardSeen {
     pub track: u32,
     /// The identity, when confirmed face up (`null` otherwise).
     pub card: Option<Card>,
+    /// The rank (`A`, `2` … `10`, `J`, `Q`, `K`), where `card` is `null` but the rank was read
+    /// surely: the outcome was settled for every suit the card may have (absent otherwise;
+    /// since 2026-11-29, schema 1 unchanged: an optional field).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "rank_code")]
+    pub rank: Option<Rank>,
+}
+
+/// A rank as its code in card codes (`A`, `10`), for [`CardSeen::rank`].
+mod rank_code {
+    use crate::rules::Rank;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(rank: &Option<Rank>, s: S) -> Result<S::Ok, S::Error> {
+        match rank {
+            Some(r) => s.serialize_str(r.code()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Rank>, D::Error> {
+        let code: Option<String> = Option::deserialize(d)?;
+        code.map(|c| {
+            Rank::ALL
+                .into_iter()
+                .find(|r| r.code() == c)
+                .ok_or_else(|| serde::de::Error::custom(format!("`{c}` is no rank (A, 2 … 10, J, Q, K)")))
+        })
+        .transpose()
+    }
 }
 
 /// One bet's result in an outcome.

@@ -106,6 +106,8 @@ pub fn observation(card: &DetectedCard) -> CardObservation {
         confidence: card.confidence,
         face_up: card.face_up,
         quad: card.quad,
+        // a print another card disputes is no rank read either (the twin's misread may be the rank)
+        rank: card.rank.filter(|_| card.twin != TwinPrint::Differs),
     }
 }
 
@@ -280,6 +282,7 @@ mod tests {
             index_boxes: vec![],
             source: Source::Card,
             reading,
+            rank: None,
             twin: TwinPrint::Alone,
         };
         assert_eq!(observation(&det(CardIdentity::Unknown, Some(seven))).face, ObservedFace::Unsure(seven));

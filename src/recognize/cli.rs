@@ -333,6 +333,7 @@ mod tests {
             index_boxes: vec![],
             source: Source::Card,
             reading: Some("10H".parse().unwrap()),
+            rank: None,
             twin: crate::recognize::TwinPrint::Alone,
         };
         let line = json_line(Path::new("a.jpg"), &Ok(vec![card]));

@@ -357,6 +357,9 @@ pub struct CardRead {
     pub reading: Option<String>,
     /// The reported confidence: the reading's probability for a card or an `unknown`.
     pub confidence: f32,
+    /// The rank the classifiers leaned to ([`DetectedCard::rank`]: `A`, `10`) and its
+    /// probability summed over the suits.
+    pub rank: Option<(String, f32)>,
     /// The card's visible share.
     pub visible: f64,
 }
@@ -472,6 +475,7 @@ pub fn score_sim(truth: &[SimCard], dets: &[DetectedCard]) -> FrameScore {
                 card: got.map(|d| d.card.code()),
                 reading: got.and_then(|d| d.reading).map(|r| r.to_string()),
                 confidence: got.map_or(0.0, |d| d.confidence),
+                rank: got.and_then(|d| d.rank).map(|(r, p)| (r.code().to_string(), p)),
                 visible: card.visible,
             });
             match got {
@@ -1475,6 +1479,7 @@ mod tests {
             index_boxes: vec![],
             source,
             reading: None,
+            rank: None,
             twin: crate::recognize::TwinPrint::Alone,
         }
     }

@@ -47,7 +47,7 @@ use crate::classify::{self, Classifier, ClassifyError, PatchKind};
 use crate::locate::geometry::{bounding_box, box_quad, intersect_convex, min_area_rect, polygon_area};
 use crate::locate::{self, order_quad, LocateError, Locator, Quad, RotatedRect};
 use crate::onnx::SessionOptions;
-use crate::rules::Card;
+use crate::rules::{Card, Rank};
 pub use twins::TwinPrint;
 
 /// Errors of recognition, its command line and its evaluation.
@@ -156,6 +156,10 @@ pub struct DetectedCard {
     /// ([`classify::Verdict::reading`]). Not part of `detect --json`: it is no identity.
     #[serde(skip)]
     pub reading: Option<Card>,
+    /// The rank the classifiers lean to, with its probability summed over the suits
+    /// ([`classify::Verdict::rank`]); `None` for a back. Not part of `detect --json`.
+    #[serde(skip)]
+    pub rank: Option<(Rank, f32)>,
     /// Whether another card of the frame is read as the same face, and how their prints
     /// compare ([`twins`]). Not part of `detect --json`.
     #[serde(skip)]
@@ -732,10 +736,10 @@ impl Recognizer {
         let mut out = Vec::with_capacity(cards.len() + loose.len());
         for (k, card) in cards.iter().enumerate() {
             let v = verdicts[k];
-            let (identity, confidence) = if shows_face(card.face_up, corner_cut, &v) {
-                (v.identity, v.confidence)
+            let (identity, confidence, rank) = if shows_face(card.face_up, corner_cut, &v) {
+                (v.identity, v.confidence, v.rank)
             } else {
-                (CardIdentity::Back, card.score)
+                (CardIdentity::Back, card.score, None)
             };
             out.push(DetectedCard {
                 card: identity,
@@ -746,6 +750,7 @@ impl Recognizer {
                 index_boxes: card.corners.iter().map(|&i| index[i].bbox).collect(),
                 source: Source::Card,
                 reading: v.reading,
+                rank,
                 twin: TwinPrint::Alone,
             });
         }
@@ -1045,6 +1050,7 @@ impl Recognizer {
                     index_boxes: Vec::new(),
                     source: Source::Card,
                     reading: v.reading,
+                    rank: v.rank,
                     twin: TwinPrint::Alone,
                 })
             })
@@ -1205,6 +1211,7 @@ fn either_diagonal(a: classify::Verdict, b: classify::Verdict) -> Option<classif
             conflict: true,
             face,
             reading: None,
+            rank: None,
             ..a
         }),
         (true, _) => Some(a),
@@ -1323,6 +1330,7 @@ fn index_reads(mut cards: Vec<DetectedCard>, mut reads: Vec<IndexRead>, min_conf
             index_boxes,
             source: Source::IndexOnly,
             reading: loose[a].card.card(),
+            rank: loose[a].card.card().map(|c| (c.rank(), confidence)),
             twin: TwinPrint::Alone,
         });
     }
@@ -1506,6 +1514,7 @@ fn group_loose_corners(
             index_boxes: boxes,
             source: Source::IndexOnly,
             reading,
+            rank: reading.map(|c| (c.rank(), confidence)),
             twin: TwinPrint::Alone,
         });
     }
@@ -1627,7 +1636,7 @@ mod tests {
             code => CardIdentity::Card(code.parse().unwrap()),
         };
         let reading = identity.card();
-        classify::Verdict { identity, confidence, informative: 2, conflict: false, face, reading }
+        classify::Verdict { identity, confidence, informative: 2, conflict: false, face, reading, rank: None }
     }
 
     #[test]
@@ -1683,6 +1692,7 @@ mod tests {
             index_boxes: vec![],
             source: Source::Card,
             reading: None,
+            rank: None,
             twin: TwinPrint::Alone,
         };
         let card = box_quad([100.0, 100.0, 163.0, 188.0]);
@@ -1751,6 +1761,7 @@ mod tests {
             index_boxes: vec![],
             source: Source::Card,
             reading: None,
+            rank: None,
             twin: TwinPrint::Alone,
         }
     }

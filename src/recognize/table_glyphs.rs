@@ -139,9 +139,14 @@ pub fn reconsider(v: Verdict, reads: &[&[f32]], min_confidence: f32) -> Verdict 
         }
     }
     match named {
-        Some((card, p)) if p >= min_confidence && v.reading.map_or(true, |r| r == card) => {
-            Verdict { identity: CardIdentity::Card(card), confidence: p, reading: Some(card), face: v.face.max(p), ..v }
-        }
+        Some((card, p)) if p >= min_confidence && v.reading.map_or(true, |r| r == card) => Verdict {
+            identity: CardIdentity::Card(card),
+            confidence: p,
+            reading: Some(card),
+            face: v.face.max(p),
+            rank: Some((card.rank(), p)),
+            ..v
+        },
         _ => v,
     }
 }
@@ -165,7 +170,8 @@ pub fn drop_overlapping_twins(verdicts: &mut [Verdict], named: &[usize], quads: 
         })
         .collect();
     for k in twins {
-        verdicts[k] = Verdict { identity: CardIdentity::Unknown, reading: None, conflict: true, ..verdicts[k] };
+        verdicts[k] =
+            Verdict { identity: CardIdentity::Unknown, reading: None, conflict: true, rank: None, ..verdicts[k] };
     }
 }
 
@@ -255,6 +261,7 @@ mod tests {
             conflict: false,
             face: 0.9,
             reading: reading.map(card),
+            rank: None,
         }
     }
 

@@ -805,6 +805,7 @@ mod tests {
             index_boxes: vec![],
             source: Source::Card,
             reading: card.card(),
+            rank: None,
             twin: TwinPrint::Alone,
         }
     }

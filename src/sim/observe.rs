@@ -111,7 +111,9 @@ pub fn observe(
                 (ObservedFace::Card(c.card), conf(rng, 0.7, 0.99))
             }
         };
-        cards.push(CardObservation { face, confidence, face_up: c.face_up, quad });
+        // No rank reads apart from the card's: a card known by its rank only is exercised by the
+        // tracker's and the verifier's own tests.
+        cards.push(CardObservation { face, confidence, face_up: c.face_up, quad, rank: None });
     }
     rng.shuffle(&mut cards);
     let spots = st.chips.iter().map(|(seat, bet)| SpotPresence { seat: seat.0, bet: *bet }).collect();

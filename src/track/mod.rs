@@ -26,7 +26,7 @@ use crate::calib::{Point, TableGeometry, ZoneKind};
 use crate::events::{BackendHint, RoundPhase, TableZone};
 use crate::presence::ChangeMap;
 use crate::rules::ruleset::{DealingMode, FaceUpByDesign, GameKind};
-use crate::rules::{BetKind, Card, Ruleset};
+use crate::rules::{BetKind, Card, Rank, Ruleset};
 
 /// Errors of the tracker.
 #[derive(Debug, thiserror::Error)]
@@ -73,6 +73,10 @@ pub struct CardObservation {
     pub face_up: bool,
     /// Corners in image pixels.
     pub quad: [Point; 4],
+    /// The rank the classifiers lean to and its probability summed over the suits
+    /// (`classify::Verdict::rank`); `None` for a back or where no rank was read. A card whose
+    /// suit stays unsure can still be known by its rank ([`TrackerOptions::rank_votes`]).
+    pub rank: Option<(Rank, f32)>,
 }
 
 /// A bet spot holding chips in a frame.
@@ -138,6 +142,14 @@ pub struct TrackerOptions {
     pub unsure_votes: u32,
     /// The least probability of a reading that counts towards `unsure_votes`.
     pub unsure_min_confidence: f32,
+    /// Agreeing rank reads (at or above `min_rank_confidence`, holding `identity_agreement` of
+    /// all rank reads) that make a card no identity read confirmed known by its rank: the
+    /// verifier then settles the round for every suit that card may have
+    /// (docs/pipeline.md, "Cards known by their rank"). 0: off.
+    pub rank_votes: u32,
+    /// The least probability of a rank, summed over its four suits, that counts as a rank read:
+    /// the classifiers' calibrated threshold for a card (models/MODEL_CARD.md).
+    pub min_rank_confidence: f32,
     /// Consecutive frames of the other side before a card counts as turned.
     pub face_frames: u32,
     /// Consecutive frames of a face before a face-down card counts as turned up when none of
@@ -202,6 +214,8 @@ impl Default for TrackerOptions {
             vote_max_speed_mm: 12.0,
             unsure_votes: 0,
             unsure_min_confidence: 0.98,
+            rank_votes: 3,
+            min_rank_confidence: 0.999,
             face_frames: 2,
             unread_face_frames: 4,
             settle_speed_mm: 6.0,
@@ -243,6 +257,9 @@ impl TrackerOptions {
         }
         if !(0.5..1.0).contains(&self.unsure_min_confidence) {
             return bad("unsure_min_confidence", "must be in 0.5..1.0");
+        }
+        if !(0.5..=1.0).contains(&self.min_rank_confidence) {
+            return bad("min_rank_confidence", "must be in 0.5..=1.0");
         }
         if !(0.5..=1.0).contains(&self.identity_agreement) {
             return bad("identity_agreement", "must be in 0.5..=1.0 (a majority)");
@@ -340,6 +357,16 @@ pub enum TrackEventKind {
         /// [`FIRM_IDENTITY_SHARE`] × `identity_votes` reads before the reads settled on `card`.
         corrects: bool,
     },
+    /// A card no identity read confirmed was read surely as this rank
+    /// ([`TrackerOptions::rank_votes`]); its suit is not known.
+    RankRead {
+        /// Card id.
+        track: u32,
+        /// Its zone, if any.
+        zone: Option<TableZone>,
+        /// The rank.
+        rank: Rank,
+    },
     /// A card confirmed as a face lost that identity: another card of the table read as the
     /// same face prints differently ([`DISPUTE_READS`]), so one of the two is misread.
     Disputed {
@@ -406,6 +433,8 @@ struct IdentityVotes {
     readings: BTreeMap<Card, u32>,
     /// … of which at or above `unsure_min_confidence`.
     sure: BTreeMap<Card, u32>,
+    /// Rank reads at or above `min_rank_confidence` (named reads count for their rank).
+    ranks: BTreeMap<Rank, u32>,
 }
 
 impl IdentityVotes {
@@ -431,6 +460,21 @@ impl IdentityVotes {
         self.named.clear();
         self.readings.clear();
         self.sure.clear();
+        self.ranks.clear();
+    }
+
+    /// The rank the reads confirm ([`TrackerOptions::rank_votes`]): the rank reads' leader with
+    /// `rank_votes` and `identity_agreement` of them, where no named read or surely read rank
+    /// disputes it. A card disputed by a twin's print is known by no rank either: one of the two
+    /// is misread, and the misread may be its rank.
+    fn rank(&self, opts: &TrackerOptions) -> Option<Rank> {
+        if opts.rank_votes == 0 || !self.disputed.is_empty() {
+            return None;
+        }
+        let (&rank, &n) = self.ranks.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))?;
+        let total: u32 = self.ranks.values().sum();
+        let agreed = n >= opts.rank_votes && f64::from(n) >= opts.identity_agreement * f64::from(total);
+        (agreed && self.named.keys().all(|c| c.rank() == rank)).then_some(rank)
     }
 
     /// Counts one observation; returns the identity the votes now confirm, if any: the named
@@ -445,6 +489,7 @@ impl IdentityVotes {
             ObservedFace::Card(c) => (Some(c), true),
             ObservedFace::Unsure(c) => (Some(c), false),
             ObservedFace::Contested(c) => {
+                // contested reads vote for no rank either (the misread may be the rank)
                 if o.confidence >= opts.min_identity_confidence {
                     let n = self.contested.entry(c).or_default();
                     *n += 1;
@@ -456,6 +501,16 @@ impl IdentityVotes {
             }
             _ => (None, false),
         };
+        let rank_read = match o.face {
+            ObservedFace::Card(c) if o.confidence >= opts.min_identity_confidence => Some(c.rank()),
+            ObservedFace::Card(_) | ObservedFace::Unsure(_) | ObservedFace::Unknown => {
+                o.rank.filter(|&(_, p)| p >= opts.min_rank_confidence).map(|(r, _)| r)
+            }
+            ObservedFace::Back | ObservedFace::Contested(_) => None,
+        };
+        if let Some(r) = rank_read {
+            *self.ranks.entry(r).or_default() += 1;
+        }
         if let Some(c) = reading {
             if named && o.confidence >= opts.min_identity_confidence {
                 *self.named.entry(c).or_default() += 1;
@@ -497,6 +552,8 @@ struct Track {
     face_streak_named: bool,
     votes: IdentityVotes,
     identity: Option<Card>,
+    /// The rank its reads confirmed while no identity was ([`IdentityVotes::rank`]).
+    rank: Option<Rank>,
     zone: Option<TableZone>,
     candidate: Option<TableZone>,
     candidate_frames: u32,
@@ -1157,6 +1214,10 @@ impl Tracker {
                             });
                         }
                     }
+                    if let Some(rank) = changes.ranked {
+                        let t = &self.tracks[ti];
+                        out.push(TrackEventKind::RankRead { track: t.id, zone: t.zone, rank });
+                    }
                     if let Some(card) = changes.disputed {
                         let t = &self.tracks[ti];
                         out.push(TrackEventKind::Disputed { track: t.id, zone: t.zone, card });
@@ -1589,6 +1650,12 @@ impl Tracker {
                 changes.disputed = Some(c);
                 t.identity = None;
             }
+            if t.identity.is_none() {
+                if let Some(r) = t.votes.rank(&opts).filter(|&r| t.rank != Some(r)) {
+                    t.rank = Some(r);
+                    changes.ranked = Some(r);
+                }
+            }
         }
         // Zones with hysteresis.
         let still = t.speed() <= opts.settle_speed_mm;
@@ -1835,8 +1902,10 @@ impl Tracker {
         o.face_streak = n.face_streak;
         // the identity read on the new track is news of this card
         let learned = o.identity.is_none().then_some(n.identity).flatten();
+        let learned_rank = (o.identity.is_none() && learned.is_none() && o.rank.is_none()).then_some(n.rank).flatten();
         if o.identity.is_none() {
             o.identity = n.identity;
+            o.rank = o.rank.or(n.rank);
             o.votes = n.votes.clone();
         }
         let (id, face_up, card) = (o.id, o.face_up, o.identity);
@@ -1849,6 +1918,9 @@ impl Tracker {
             // (stud seed 7, a clean round: the first card's track adopted a piece already read
             // 6♦ and was reported turned up "6♦", but the outcome had it never read).
             out.push(TrackEventKind::Identified { track: id, zone: Some(zone), card, previous: None, corrects: false });
+        }
+        if let Some(rank) = learned_rank {
+            out.push(TrackEventKind::RankRead { track: id, zone: Some(zone), rank });
         }
     }
 
@@ -2189,6 +2261,7 @@ impl Tracker {
             face_streak_named: false,
             votes: IdentityVotes::default(),
             identity: None,
+            rank: None,
             zone: None,
             candidate: None,
             candidate_frames: 0,
@@ -2502,6 +2575,7 @@ struct TrackChanges {
     settled: bool,
     turned: Option<bool>,
     identified: Option<(Card, Option<Card>, bool)>,
+    ranked: Option<Rank>,
     disputed: Option<Card>,
     left: Option<TableZone>,
 }
@@ -2524,7 +2598,13 @@ mod tests {
         let [w, h] = g.calibration.card_size_mm;
         let v = Polygon::rect(p, w, h, 0.0).0;
         let q: Vec<Point> = v.iter().map(|&t| g.table_to_image(t).expect("on camera")).collect();
-        CardObservation { face: ObservedFace::Back, confidence: 0.9, face_up: false, quad: [q[0], q[1], q[2], q[3]] }
+        CardObservation {
+            face: ObservedFace::Back,
+            confidence: 0.9,
+            face_up: false,
+            quad: [q[0], q[1], q[2], q[3]],
+            rank: None,
+        }
     }
 
     fn hand_centre(g: &TableGeometry, seat: u8) -> Point {
@@ -2873,6 +2953,59 @@ mod tests {
         // one named read of another card outweighs any number of unsure ones
         let named_other = |n: u64| if n == 20 { (ObservedFace::Card(other), 0.9995) } else { unsure(n) };
         assert!(run(true, &named_other).iter().all(|&(_, c)| c != card));
+    }
+
+    /// A card whose suit stays unsure is known by its rank from three sure rank reads, never
+    /// against a named read of another rank, and a named identity later still comes.
+    #[test]
+    fn sure_rank_reads_make_a_card_known_by_its_rank() {
+        let eight: Card = "8S".parse().unwrap();
+        // `reads(n)`: (face, confidence, rank read) on a card resting in seat 3's hand, face up
+        let run = |opts: TrackerOptions, reads: &dyn Fn(u64) -> (ObservedFace, f32, Option<(Rank, f32)>)| {
+            let (_, g) = tracker();
+            let mut t = Tracker::new(Ruleset::new(RulesetId::Fortune3cp2025), &g, opts).unwrap();
+            let hand = hand_centre(&g, 3);
+            let mut got = Vec::new();
+            for n in 0..60u64 {
+                let k = n.min(15) as f64;
+                let p = Point::new(hand.x, hand.y + 15.0 * (15.0 - k));
+                let (face, confidence, rank) = if n >= 20 { reads(n) } else { (ObservedFace::Unknown, 0.0, None) };
+                let seen = CardObservation { face, confidence, face_up: true, rank, ..back_at(&g, p) };
+                for e in t.push(&frame_at(n, vec![seen])) {
+                    match e.kind {
+                        TrackEventKind::RankRead { rank, .. } => got.push((n, Some(rank), None)),
+                        TrackEventKind::Identified { card, .. } => got.push((n, None, Some(card))),
+                        _ => {}
+                    }
+                }
+            }
+            got
+        };
+        let d = TrackerOptions::default;
+        let unsure = |_: u64| (ObservedFace::Unsure(eight), 0.7, Some((Rank::Eight, 0.9995)));
+        assert_eq!(run(d(), &unsure), vec![(22, Some(Rank::Eight), None)], "the third sure rank read");
+        assert!(run(TrackerOptions { rank_votes: 0, ..d() }, &unsure).is_empty(), "off");
+        // below the threshold, or an unread face without a rank: nothing
+        assert!(run(d(), &|_| (ObservedFace::Unknown, 0.7, Some((Rank::Eight, 0.99)))).is_empty());
+        assert!(run(d(), &|_| (ObservedFace::Unknown, 0.7, None)).is_empty());
+        // one named read of another rank outweighs the rank reads
+        let named_nine = |n: u64| {
+            if n == 20 {
+                (ObservedFace::Card("9S".parse().unwrap()), 0.9995, Some((Rank::Nine, 0.9995)))
+            } else {
+                unsure(n)
+            }
+        };
+        assert!(run(d(), &named_nine).iter().all(|(_, r, _)| r.is_none()), "{:?}", run(d(), &named_nine));
+        // a twin's print disputing the card: no rank either
+        let contested = |_: u64| (ObservedFace::Contested(eight), 0.9995, None);
+        assert!(run(d(), &contested).is_empty());
+        // named reads after the rank: the identity follows
+        let later =
+            |n: u64| if n >= 30 { (ObservedFace::Card(eight), 0.9995, Some((Rank::Eight, 0.9995))) } else { unsure(n) };
+        let got = run(d(), &later);
+        assert_eq!(got.first(), Some(&(22, Some(Rank::Eight), None)), "{got:?}");
+        assert!(got.contains(&(32, None, Some(eight))), "{got:?}");
     }
 
     /// A track reading the card another track of the hand holds within a card's width is on

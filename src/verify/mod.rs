@@ -20,7 +20,7 @@ use crate::events::{
 use crate::rules::deal::{deal_plan, DealRequest, SanGongDeal};
 use crate::rules::ruleset::{FaceUpByDesign, GameKind};
 use crate::rules::settle::{settle, Decision, HandRound, Observed, Round, RoundStatus, Settlement, Wager};
-use crate::rules::{BetKind, Card, Consequence, DealingMode, IrregularityKind, Position, Ruleset, Seat};
+use crate::rules::{BetKind, Card, Consequence, DealingMode, IrregularityKind, Position, Rank, Ruleset, Seat, Suit};
 use crate::track::{FrameObservations, SpotPresence, TrackError, TrackEvent, TrackEventKind, Tracker, TrackerOptions};
 
 /// Errors of the verifier.
@@ -92,6 +92,8 @@ struct CardRec {
     order: u32,
     arrival_frame: u64,
     identity: Option<Card>,
+    /// Its rank, where the tracker confirmed that and no identity ([`TrackEventKind::RankRead`]).
+    rank: Option<Rank>,
     /// Its face was seen (dealt face up, or turned up): an unread card says which it was.
     seen_up: bool,
     /// The identity it lost to another card's print ([`TrackEventKind::Disputed`]).
@@ -437,6 +439,12 @@ impl Verifier {
                 let swapped_from = previous.filter(|_| !corrects);
                 self.on_identified(*track, *card, swapped_from, frame, t, &mut out);
             }
+            TrackEventKind::RankRead { track, rank, .. } => {
+                // No event of its own: the outcome's cards carry it (`CardSeen::rank`).
+                if let Some(c) = self.round.as_mut().and_then(|r| r.cards.get_mut(track)) {
+                    c.rank = Some(*rank);
+                }
+            }
             TrackEventKind::Disputed { track, card, .. } => {
                 // No event of its own: the outcome's reason tells it (schema unchanged).
                 if let Some(c) = self.round.as_mut().and_then(|r| r.cards.get_mut(track)) {
@@ -641,6 +649,7 @@ impl Verifier {
                     order,
                     arrival_frame: frame,
                     identity: card,
+                    rank: None,
                     seen_up: face_up,
                     disputed: None,
                     gone: false,
@@ -1027,7 +1036,9 @@ impl Verifier {
             v
         };
         let seen = |v: &[(u32, &CardRec)]| -> Vec<CardSeen> {
-            v.iter().map(|(id, c)| CardSeen { track: *id, card: c.identity }).collect()
+            v.iter()
+                .map(|(id, c)| CardSeen { track: *id, card: c.identity, rank: c.rank.filter(|_| c.identity.is_none()) })
+                .collect()
         };
         let dealer_cards = dealer_zone.map(cards_in).unwrap_or_default();
         let community_cards = cards_in(TableZone::Community);
@@ -1060,6 +1071,8 @@ impl Verifier {
         }
 
         let mut hands: Vec<HandRound> = Vec::new();
+        // Cards known by their rank only, settled for every suit they may have.
+        let mut open: Vec<(Place, Rank)> = Vec::new();
         let mut hand_cards: BTreeMap<u8, Vec<CardSeen>> = BTreeMap::new();
         let mut unseen_folded: Vec<u8> = Vec::new();
         let mut unsettled = false;
@@ -1091,8 +1104,11 @@ impl Verifier {
                 }
             }
             let known: Vec<Card> = cs.iter().filter_map(|(_, c)| c.identity).collect();
-            let complete = known.len() == cs.len() && cs.len() == self.rs.cards_per_hand as usize;
-            if !complete {
+            let ranks = by_rank(&cs);
+            let complete = known.len() + ranks.len() == cs.len() && cs.len() == self.rs.cards_per_hand as usize;
+            if complete {
+                open.extend(ranks.into_iter().map(|r| (Place::Seat(s), r)));
+            } else {
                 if wagers.is_empty() {
                     continue; // a null hand: nothing to settle
                 }
@@ -1100,7 +1116,7 @@ impl Verifier {
                     unseen_folded.push(s);
                 } else if voided.is_none() {
                     for (k, (_, c)) in cs.iter().enumerate() {
-                        if c.identity.is_none() {
+                        if c.identity.is_none() && c.rank.is_none() {
                             reasons.push(format!("seat {s} card {} {}", k + 1, unread(c)));
                         }
                     }
@@ -1113,9 +1129,12 @@ impl Verifier {
             hands.push(HandRound { seat: Seat(s), cards: known, wagers, decision });
         }
         let dealer_known: Vec<Card> = dealer_cards.iter().filter_map(|(_, c)| c.identity).collect();
-        if voided.is_none() && dealer_known.len() != self.rs.cards_per_hand as usize {
+        let dealer_ranks = by_rank(&dealer_cards);
+        if dealer_known.len() + dealer_ranks.len() == self.rs.cards_per_hand as usize {
+            open.extend(dealer_ranks.into_iter().map(|r| (Place::Dealer, r)));
+        } else if voided.is_none() {
             for (k, (_, c)) in dealer_cards.iter().enumerate() {
-                if c.identity.is_none() {
+                if c.identity.is_none() && c.rank.is_none() {
                     reasons.push(format!("dealer card {} {}", k + 1, unread(c)));
                 }
             }
@@ -1135,7 +1154,10 @@ impl Verifier {
         }
         let progressive = hands.iter().any(|h| h.wagers.iter().any(|w| w.bet == BetKind::Progressive));
         let community_known: Vec<Card> = community_cards.iter().filter_map(|(_, c)| c.identity).collect();
-        if voided.is_none() && progressive && community_known.len() != self.rs.community_cards as usize {
+        let community_ranks = by_rank(&community_cards);
+        if progressive && community_known.len() + community_ranks.len() == self.rs.community_cards as usize {
+            open.extend(community_ranks.into_iter().map(|r| (Place::Community, r)));
+        } else if voided.is_none() && progressive {
             reasons.push("community cards never seen face up".into());
             unsettled = true;
         }
@@ -1152,7 +1174,7 @@ impl Verifier {
         } else if unsettled {
             None
         } else {
-            self.settle_robust(&round, &unseen_folded, &undecided, &mut reasons)
+            self.settle_robust(&round, &unseen_folded, &undecided, &open, &mut reasons)
         };
         if settlement.is_none() && !unsettled && voided.is_none() {
             reasons.push("the rules engine could not settle the cards seen".into());
@@ -1225,53 +1247,84 @@ impl Verifier {
     }
 
     /// Settles a round with hands whose cards or decision were not seen: folded
-    /// hands collected face down (a fold usually loses whatever the cards) and
-    /// Q Poker decisions the camera cannot see. The round is settled every way
-    /// those unknowns could go (a weak and a strong stand-in hand; played and
-    /// folded); a bet that comes out the same every way is settled, one that
-    /// does not is left out (never guessed) and the reason reported.
+    /// hands collected face down (a fold usually loses whatever the cards), Q Poker
+    /// decisions the camera cannot see, and cards known by their rank only (`open`).
+    /// The round is settled every way those unknowns could go (a weak and a strong
+    /// stand-in hand; played and folded; every suit each open card may have, none
+    /// twice and none a card seen elsewhere); a bet that comes out the same every way
+    /// is settled, one that does not is left out (never guessed) and the reason
+    /// reported.
     fn settle_robust(
         &self,
         round: &Round,
         unseen: &[u8],
         undecided: &[u8],
+        open: &[(Place, Rank)],
         reasons: &mut Vec<String>,
     ) -> Option<Settlement> {
-        if unseen.is_empty() && undecided.is_empty() {
+        if unseen.is_empty() && undecided.is_empty() && open.is_empty() {
             return settle(&self.rs, round)
                 .map_err(|e| reasons.push(format!("the rules engine refused the round: {e}")))
                 .ok();
         }
+        let seen: BTreeSet<Card> = round
+            .hands
+            .iter()
+            .flat_map(|h| h.cards.iter().copied())
+            .chain(round.dealer.iter().copied())
+            .chain(round.community.iter().copied())
+            .collect();
+        let Some(suits) = suit_assignments(open, &seen) else {
+            reasons.push(format!(
+                "{} cards known by their rank only: more suits to try than {MAX_SUIT_VARIANTS} settlements",
+                open.len()
+            ));
+            return None;
+        };
+        if suits.is_empty() {
+            reasons.push("the cards known by their rank only fit no card left in the deck".into());
+            return None;
+        }
         let n = self.rs.cards_per_hand as usize;
         let mut results: Vec<Settlement> = Vec::new();
-        for strong in [false, true] {
-            for fold in [false, true] {
-                let mut r = round.clone();
-                let mut used: BTreeSet<Card> = r
-                    .hands
-                    .iter()
-                    .flat_map(|h| h.cards.iter().copied())
-                    .chain(r.dealer.iter().copied())
-                    .chain(r.community.iter().copied())
-                    .collect();
-                for h in r.hands.iter_mut() {
-                    if unseen.contains(&h.seat.0) {
-                        let Some(cards) = stand_in(n, strong, &used) else {
-                            reasons.push(format!("seat {}: no stand-in hand left for its unseen cards", h.seat.0));
+        // the stand-in and decision variants only where a hand needs them
+        let strongs: &[bool] = if unseen.is_empty() { &[false] } else { &[false, true] };
+        let folds: &[bool] = if undecided.is_empty() { &[false] } else { &[false, true] };
+        for assigned in &suits {
+            for &strong in strongs {
+                for &fold in folds {
+                    let mut r = round.clone();
+                    for (&(place, _), &card) in open.iter().zip(assigned) {
+                        match place {
+                            Place::Seat(s) => {
+                                if let Some(h) = r.hands.iter_mut().find(|h| h.seat.0 == s) {
+                                    h.cards.push(card);
+                                }
+                            }
+                            Place::Dealer => r.dealer.push(card),
+                            Place::Community => r.community.push(card),
+                        }
+                    }
+                    let mut used: BTreeSet<Card> = seen.iter().chain(assigned).copied().collect();
+                    for h in r.hands.iter_mut() {
+                        if unseen.contains(&h.seat.0) {
+                            let Some(cards) = stand_in(n, strong, &used) else {
+                                reasons.push(format!("seat {}: no stand-in hand left for its unseen cards", h.seat.0));
+                                return None;
+                            };
+                            used.extend(cards.iter().copied());
+                            h.cards = cards;
+                        }
+                        if undecided.contains(&h.seat.0) {
+                            h.decision = if fold { Decision::Folded } else { Decision::Played };
+                        }
+                    }
+                    match settle(&self.rs, &r) {
+                        Ok(st) => results.push(st),
+                        Err(e) => {
+                            reasons.push(format!("the rules engine refused the round with stand-ins: {e}"));
                             return None;
-                        };
-                        used.extend(cards.iter().copied());
-                        h.cards = cards;
-                    }
-                    if undecided.contains(&h.seat.0) {
-                        h.decision = if fold { Decision::Folded } else { Decision::Played };
-                    }
-                }
-                match settle(&self.rs, &r) {
-                    Ok(st) => results.push(st),
-                    Err(e) => {
-                        reasons.push(format!("the rules engine refused the round with stand-ins: {e}"));
-                        return None;
+                        }
                     }
                 }
             }
@@ -1279,7 +1332,7 @@ impl Verifier {
         let mut first = results[0].clone();
         for h in first.hands.iter_mut() {
             let s = h.seat.0;
-            if !unseen.contains(&s) && !undecided.contains(&s) {
+            if open.is_empty() && !unseen.contains(&s) && !undecided.contains(&s) {
                 continue;
             }
             let same = |b: &crate::rules::settle::BetSettlement| {
@@ -1292,13 +1345,70 @@ impl Verifier {
             if h.bets.len() != before {
                 reasons.push(if unseen.contains(&s) {
                     format!("seat {s} folded and was collected face down: its result depends on cards never seen")
-                } else {
+                } else if undecided.contains(&s) {
                     format!("seat {s}: bets that depend on the unseen decision are not settled")
+                } else {
+                    format!("seat {s}: its result depends on the suit of a card known by its rank only")
                 });
             }
+            // A combination named from a stand-in suit ("flush") is no fact about the hand.
+            if results.iter().any(|r| r.hands.iter().find(|x| x.seat == h.seat).is_some_and(|x| x.hand != h.hand)) {
+                h.hand = String::new();
+            }
+        }
+        if results.iter().any(|r| r.dealer_hand != first.dealer_hand) {
+            first.dealer_hand = String::new();
+        }
+        if results.iter().any(|r| r.dealer_qualifies != first.dealer_qualifies) {
+            first.dealer_qualifies = None;
+        }
+        if results.iter().any(|r| r.banker_net != first.banker_net) {
+            first.banker_net = None;
         }
         Some(first)
     }
+}
+
+/// Where a card known by its rank only lies ([`Verifier::settle_robust`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Seat(u8),
+    Dealer,
+    Community,
+}
+
+/// The ranks of a zone's cards known by their rank only, in its order.
+fn by_rank(cards: &[(u32, &CardRec)]) -> Vec<Rank> {
+    cards.iter().filter(|(_, c)| c.identity.is_none()).filter_map(|(_, c)| c.rank).collect()
+}
+
+/// At most this many suit assignments are settled for a round's cards known by their rank
+/// only (each times the four stand-in and decision variants): five such cards of four free
+/// suits each.
+const MAX_SUIT_VARIANTS: usize = 1024;
+
+/// Every way to give the cards known by their rank only (`open`) a suit: each a card not
+/// `seen` and none twice. `None` when there are more than [`MAX_SUIT_VARIANTS`].
+fn suit_assignments(open: &[(Place, Rank)], seen: &BTreeSet<Card>) -> Option<Vec<Vec<Card>>> {
+    let mut out: Vec<Vec<Card>> = vec![Vec::new()];
+    for &(_, rank) in open {
+        let mut next = Vec::new();
+        for partial in &out {
+            for suit in Suit::ALL {
+                let card = Card::new(rank, suit);
+                if !seen.contains(&card) && !partial.contains(&card) {
+                    let mut p = partial.clone();
+                    p.push(card);
+                    next.push(p);
+                }
+            }
+        }
+        if next.len() > MAX_SUIT_VARIANTS {
+            return None;
+        }
+        out = next;
+    }
+    Some(out)
 }
 
 /// Whether the cards that arrived (zones in arrival order) follow the prescribed
@@ -1631,6 +1741,74 @@ mod tests {
             after.contains(&"seat 1 card 1 read as AS, as another card whose print differs is".to_string()),
             "{after:?}"
         );
+    }
+
+    /// A stud round whose cards are all read but seat 1's third (track 6), known by its rank
+    /// only: settled for every suit it may have, and verified only where no suit changes a bet.
+    fn stud_outcome_with_a_card_known_by_rank(seat: [&str; 5], dealer: [&str; 5]) -> RoundOutcome {
+        let chips = vec![SpotPresence { seat: 1, bet: BetKind::Ante }, SpotPresence { seat: 1, bet: BetKind::Raise }];
+        let mut events = stud_deal_to_seat_1(&chips);
+        events.push((
+            40,
+            TrackEventKind::Phase {
+                from: RoundPhase::Decisions,
+                to: RoundPhase::Reveal,
+                reason: "test".into(),
+                chips: chips.clone(),
+            },
+        ));
+        for (k, (a, b)) in seat.iter().zip(dealer).enumerate() {
+            let order = k as u32 + 1;
+            for (track, zone, code) in [(2 * order, TableZone::Seat(1), *a), (2 * order + 1, TableZone::Dealer, b)] {
+                let kind = if track == 6 {
+                    TrackEventKind::RankRead { track, zone: Some(zone), rank: code.parse::<Card>().unwrap().rank() }
+                } else {
+                    TrackEventKind::Identified {
+                        track,
+                        zone: Some(zone),
+                        card: code.parse().unwrap(),
+                        previous: None,
+                        corrects: false,
+                    }
+                };
+                events.push((42, kind));
+            }
+        }
+        events.push((60, TrackEventKind::RoundEnded));
+        let mut v = Verifier::new(Ruleset::new(RulesetId::Stud2004), VerifierOptions::new("T", "C")).unwrap();
+        let mut outcome = None;
+        for (frame, kind) in &events {
+            for e in v.process(&TrackEvent { frame: *frame, time_ms: *frame as f64 * 33.3, kind: kind.clone() }) {
+                if let EventBody::RoundOutcome(o) = e.body {
+                    outcome = Some(*o);
+                }
+            }
+        }
+        outcome.expect("the round ended")
+    }
+
+    #[test]
+    fn a_card_known_by_its_rank_only_verifies_a_round_no_suit_decides() {
+        // Seat 1: 2♠ 5♥ K? 9♦ J♣ — no flush whatever the king's suit, K-high; the dealer's A-K high
+        // qualifies and wins.
+        let o = stud_outcome_with_a_card_known_by_rank(["2S", "5H", "KC", "9D", "JC"], ["AS", "KD", "QH", "7C", "4S"]);
+        assert_eq!(o.verification.status, VerificationStatus::Verified, "{:?}", o.verification.reasons);
+        let third = &o.hands[0].cards[2];
+        assert_eq!((third.card, third.rank), (None, Some(Rank::King)));
+        let ante = o.hands[0].bets.iter().find(|b| b.bet == BetKind::Ante).expect("the ante settled");
+        assert_eq!(ante.outcome, "lose");
+        // The same round in hearts: the king of hearts would make a flush, so the suit decides.
+        let o = stud_outcome_with_a_card_known_by_rank(["2H", "5H", "KH", "9H", "JH"], ["AS", "KD", "QH", "7C", "4S"]);
+        assert_eq!(o.verification.status, VerificationStatus::Unverified);
+        assert!(
+            o.verification
+                .reasons
+                .contains(&"seat 1: its result depends on the suit of a card known by its rank only".into()),
+            "{:?}",
+            o.verification.reasons
+        );
+        assert!(o.hands[0].bets.is_empty(), "no bet guessed: {:?}", o.hands[0].bets);
+        assert_eq!(o.hands[0].hand, "", "no combination named from a stand-in suit");
     }
 
     /// A card's identity replaced after a few reads corrects a misread: no swap (stud seed 7's
