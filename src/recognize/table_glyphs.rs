@@ -18,7 +18,7 @@ use crate::classify::{self, CardIdentity, CornerCut, Verdict};
 use crate::locate::geometry::{bounding_box, intersect_convex, polygon_area};
 use crate::locate::glyphs::{self, IndexProposal};
 use crate::locate::Quad;
-use crate::rules::Card;
+use crate::rules::{Card, Rank};
 
 /// A card's long side in the rectified corner views the glyphs are searched in, pixels. The
 /// ink threshold's 31-px block was chosen for a 640-px photo's indexes; on 1080p simulator
@@ -124,10 +124,14 @@ pub const LEANS: f32 = 0.5;
 /// - the card classifiers' combined reading leans to it or to nothing. (Requiring it to lean to
 ///   the same card named 40 fewer of 3,794 face-up cards on the seed-7 sessions, and prevented
 ///   no misread.)
+///
+/// A card it leaves unnamed may still get its rank from the glyph readings
+/// ([`rank_from_glyphs`]).
 pub fn reconsider(v: Verdict, reads: &[&[f32]], min_confidence: f32) -> Verdict {
     if matches!(v.identity, CardIdentity::Card(_)) {
         return v;
     }
+    let v = Verdict { rank: rank_from_glyphs(&v, reads, min_confidence).or(v.rank), ..v };
     let mut named: Option<(Card, f32)> = None;
     for r in reads {
         let (label, p) = classify::argmax(r);
@@ -149,6 +153,31 @@ pub fn reconsider(v: Verdict, reads: &[&[f32]], min_confidence: f32) -> Verdict 
         },
         _ => v,
     }
+}
+
+/// The rank of an unnamed card from the glyph readings of its indexes: where every reading
+/// whose four labels of one rank sum to at least [`LEANS`] leans to the same rank, that rank
+/// with its largest sum, if it reaches `min_confidence` and the card classifiers' rank and
+/// reading, if any, are of it too. Two suits of one rank are no disagreement here (a suit sign
+/// of a few pixels is what a design never trained on leaves unsure); two ranks are.
+fn rank_from_glyphs(v: &Verdict, reads: &[&[f32]], min_confidence: f32) -> Option<(Rank, f32)> {
+    let leaning: Vec<(Rank, f32)> = reads
+        .iter()
+        .filter(|r| r.len() >= 52)
+        .map(|r| {
+            let by_rank = |k: usize| r[4 * k..4 * k + 4].iter().sum::<f32>();
+            let (k, sum) = (0..13).map(|k| (k, by_rank(k))).fold((0, f32::MIN), |b, x| if x.1 > b.1 { x } else { b });
+            (Rank::from_index(k as u8), sum)
+        })
+        .filter(|&(_, sum)| sum >= LEANS)
+        .collect();
+    let &(rank, _) = leaning.first()?;
+    if leaning.iter().any(|&(r, _)| r != rank) {
+        return None;
+    }
+    let p = leaning.iter().map(|&(_, p)| p).fold(f32::MIN, f32::max);
+    let agrees = v.rank.map_or(true, |(r, _)| r == rank) && v.reading.map_or(true, |c| c.rank() == rank);
+    (p >= min_confidence && agrees).then_some((rank, p))
 }
 
 /// Un-names each card of `named` (indexes into `verdicts` and `quads`, cards the glyph
@@ -263,6 +292,40 @@ mod tests {
             reading: reading.map(card),
             rank: None,
         }
+    }
+
+    /// Two suits of one rank in the glyph readings: no card, but its rank.
+    #[test]
+    fn glyph_readings_sure_of_a_rank_only_give_the_rank() {
+        // `a` at 0.6, `b` at `pb`, the rest spread over the other labels
+        let split_at = |a: &str, b: &str, pb: f32| {
+            let mut v = probs(a, 0.6);
+            let j = classify::labels().iter().position(|l| l == b).unwrap();
+            let rest = (1.0 - 0.6 - pb) / (NUM_LABELS - 2) as f32;
+            v.iter_mut().enumerate().for_each(|(i, x)| {
+                *x = if i == j {
+                    pb
+                } else if *x < 0.6 {
+                    rest
+                } else {
+                    *x
+                }
+            });
+            v
+        };
+        let split = |a: &str, b: &str| split_at(a, b, 0.3995);
+        let spade_or_club = split("8S", "8C");
+        let v = reconsider(unnamed(None), &[&spade_or_club], 0.998);
+        assert_eq!(v.identity, CardIdentity::Unknown);
+        let (rank, p) = v.rank.expect("the rank");
+        assert!(rank == Rank::Eight && p >= 0.998, "{v:?}");
+        // a reading leaning to another rank, or the card classifiers leaning to one: no rank
+        let nine = probs("9C", 0.7);
+        assert_eq!(reconsider(unnamed(None), &[&spade_or_club, &nine], 0.998).rank, None);
+        assert_eq!(reconsider(unnamed(Some("9S")), &[&spade_or_club], 0.998).rank, None);
+        // too unsure
+        let weak = split_at("8S", "8C", 0.39);
+        assert_eq!(reconsider(unnamed(None), &[&weak], 0.998).rank, None);
     }
 
     #[test]
