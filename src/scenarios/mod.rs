@@ -464,8 +464,14 @@ impl Summary {
             t.flags_found, t.flags_expected, t.flags_exact, t.false_flags
         );
         s += &format!(
-            "  outcomes: {}/{} correct, {} wrong, {} unverified, {} missing\n",
-            t.outcomes_correct, t.outcomes_total, t.outcomes_wrong, t.unverified, t.outcomes_missing
+            "  outcomes: {}/{} correct, {} wrong, {} unverified, {} missing; {} cards known by their rank only ({} of a rank the hand does not hold)\n",
+            t.outcomes_correct,
+            t.outcomes_total,
+            t.outcomes_wrong,
+            t.unverified,
+            t.outcomes_missing,
+            t.cards_by_rank,
+            t.cards_by_rank_wrong
         );
         let l = &self.flag_latency;
         if l.count > 0 {

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use crate::events::{Event, EventBody, RoundFlag, RoundOutcome, VerificationStatus};
-use crate::rules::{BetKind, IrregularityKind, RulesetId};
+use crate::rules::{BetKind, Card, IrregularityKind, RulesetId};
 use crate::sim::script::Scenario;
 
 /// Latency target from the frame that shows an irregularity to its flag event, ms (issue 6).
@@ -27,6 +27,29 @@ pub struct TruthRound {
     pub settlement: TruthSettlement,
     /// The flags the regulation requires, with the first frame showing each.
     pub flags: Vec<TruthFlag>,
+    /// The cards dealt (absent from older truth files).
+    #[serde(default)]
+    pub round: Option<TruthCards>,
+}
+
+/// The cards of a round's ground truth: each hand's and the dealer's (San Gong: the banker's
+/// place).
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+pub struct TruthCards {
+    /// Per hand.
+    pub hands: Vec<TruthHandCards>,
+    /// The dealer's cards.
+    #[serde(default)]
+    pub dealer: Vec<Card>,
+}
+
+/// One hand's cards in the ground truth.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct TruthHandCards {
+    /// The seat.
+    pub seat: u8,
+    /// Its cards.
+    pub cards: Vec<Card>,
 }
 
 /// An expected flag.
@@ -117,6 +140,12 @@ pub struct Tally {
     pub unverified: u64,
     /// Rounds without any outcome event.
     pub outcomes_missing: u64,
+    /// Cards of the outcomes known by their rank only (`CardSeen::rank`).
+    #[serde(default)]
+    pub cards_by_rank: u64,
+    /// … of which the hand holds no card of that rank in the truth.
+    #[serde(default)]
+    pub cards_by_rank_wrong: u64,
 }
 
 impl Tally {
@@ -132,6 +161,8 @@ impl Tally {
         self.outcomes_wrong += o.outcomes_wrong;
         self.unverified += o.unverified;
         self.outcomes_missing += o.outcomes_missing;
+        self.cards_by_rank += o.cards_by_rank;
+        self.cards_by_rank_wrong += o.cards_by_rank_wrong;
     }
 
     /// Whether the counts are consistent with one another.
@@ -267,6 +298,11 @@ pub fn score_session(truth: &[TruthRound], events: &[Event]) -> (Tally, Vec<Flag
             }
         }
         tally.false_flags += matched.iter().filter(|m| !**m).count() as u64;
+        if let Some(o) = outcomes[r] {
+            let (by_rank, wrong) = cards_by_rank(o, round.round.as_ref());
+            tally.cards_by_rank += by_rank;
+            tally.cards_by_rank_wrong += wrong;
+        }
         match outcomes[r] {
             None => tally.outcomes_missing += 1,
             Some(o) if o.verification.status == VerificationStatus::Unverified => tally.unverified += 1,
@@ -275,6 +311,23 @@ pub fn score_session(truth: &[TruthRound], events: &[Event]) -> (Tally, Vec<Flag
         }
     }
     (tally, latencies)
+}
+
+/// The outcome's cards known by their rank only, and how many of them the truth's hand (or the
+/// dealer's) holds no card of that rank (all of them wrong when the truth has no cards).
+fn cards_by_rank(o: &RoundOutcome, truth: Option<&TruthCards>) -> (u64, u64) {
+    let mut counts = (0, 0);
+    let mut count = |cards: &[crate::events::CardSeen], held: Option<&Vec<Card>>| {
+        for rank in cards.iter().filter(|c| c.card.is_none()).filter_map(|c| c.rank) {
+            counts.0 += 1;
+            counts.1 += u64::from(!held.is_some_and(|h| h.iter().any(|c| c.rank() == rank)));
+        }
+    };
+    for h in &o.hands {
+        count(&h.cards, truth.and_then(|t| t.hands.iter().find(|x| x.seat == h.seat)).map(|x| &x.cards));
+    }
+    count(&o.dealer, truth.map(|t| &t.dealer));
+    counts
 }
 
 /// Whether a verified outcome says what the truth's settlement says: the same status and, for
@@ -301,8 +354,9 @@ pub fn outcome_matches(o: &RoundOutcome, truth: &TruthSettlement) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::{BetResult, HandResult};
+    use crate::events::{BetResult, CardSeen, HandResult};
     use crate::rules::settle::Decision;
+    use crate::rules::Rank;
 
     fn truth(flags: Vec<TruthFlag>) -> Vec<TruthRound> {
         vec![
@@ -317,6 +371,7 @@ mod tests {
                     hands: vec![TruthHand { seat: 1, bets: vec![TruthBet { bet: BetKind::Ante, net_multiple: 1.0 }] }],
                 },
                 flags,
+                round: None,
             },
             TruthRound {
                 index: 1,
@@ -326,6 +381,7 @@ mod tests {
                 scenario: Scenario::Clean,
                 settlement: TruthSettlement { status: TruthStatus { status: "settled".into() }, hands: vec![] },
                 flags: vec![],
+                round: None,
             },
         ]
     }
@@ -375,6 +431,23 @@ mod tests {
         EventBody::RoundOutcome(Box::new(o))
     }
 
+    /// Cards known by their rank are counted, and checked against the hand's true cards.
+    #[test]
+    fn cards_known_by_rank_are_counted_against_the_truth() {
+        let EventBody::RoundOutcome(mut o) = outcome(VerificationStatus::Verified, 1.0) else { unreachable!() };
+        let seen = |rank: Option<Rank>| CardSeen { track: 1, card: None, rank };
+        o.hands[0].cards = vec![seen(Some(Rank::King)), seen(Some(Rank::Two)), seen(None)];
+        o.dealer = vec![seen(Some(Rank::Ace))];
+        let cards = |c: &[&str]| c.iter().map(|x| x.parse().unwrap()).collect::<Vec<Card>>();
+        let truth = TruthCards {
+            hands: vec![TruthHandCards { seat: 1, cards: cards(&["KS", "9D", "4C"]) }],
+            dealer: cards(&["AH", "2C", "3D"]),
+        };
+        // K held, 2 not (the dealer's 2 is not the hand's), A held by the dealer
+        assert_eq!(cards_by_rank(&o, Some(&truth)), (3, 1));
+        assert_eq!(cards_by_rank(&o, None), (3, 3), "without the truth's cards nothing is taken as right");
+    }
+
     #[test]
     fn flags_found_false_and_superseded() {
         let k = IrregularityKind::OnePlayerCardExposed;
@@ -418,6 +491,8 @@ mod tests {
                 outcomes_wrong: 0,
                 unverified: 1,
                 outcomes_missing: 0,
+                cards_by_rank: 0,
+                cards_by_rank_wrong: 0,
             }
         );
         assert!(tally.consistent());
