@@ -2135,6 +2135,11 @@ impl Tracker {
                 self.dealt.push((zone, frame));
             }
             out.push(TrackEventKind::Dealt { track: id, zone, order, face_up, card, phase });
+            // A rank confirmed before the card came to rest (a piece that waited to be counted)
+            // is news the verifier takes with the card, as an identity is.
+            if let Some(rank) = self.tracks[ti].rank.filter(|_| card.is_none()) {
+                out.push(TrackEventKind::RankRead { track: id, zone: Some(zone), rank });
+            }
         } else if let Some(from) = from.filter(|f| *f != zone) {
             out.push(TrackEventKind::Moved { track: id, from, to: zone, phase });
             if zone == TableZone::Discard {
@@ -3006,6 +3011,33 @@ mod tests {
         let got = run(d(), &later);
         assert_eq!(got.first(), Some(&(22, Some(Rank::Eight), None)), "{got:?}");
         assert!(got.contains(&(32, None, Some(eight))), "{got:?}");
+    }
+
+    /// A card read by its rank from the frame it is first seen, at rest, and counted only later
+    /// (here: settling takes 10 frames, as a piece among a full hand waits): its rank reaches the
+    /// verifier with the card's arrival.
+    #[test]
+    fn a_rank_read_before_the_card_arrives_comes_with_it() {
+        let (_, g) = tracker();
+        let opts = TrackerOptions { settle_frames: 10, ..TrackerOptions::default() };
+        let mut t = Tracker::new(Ruleset::new(RulesetId::Fortune3cp2025), &g, opts).unwrap();
+        let hand = hand_centre(&g, 3);
+        let seen = CardObservation {
+            face: ObservedFace::Unknown,
+            confidence: 0.7,
+            face_up: true,
+            rank: Some((Rank::Nine, 0.9995)),
+            ..back_at(&g, hand)
+        };
+        let mut events = Vec::new();
+        for n in 0..30u64 {
+            events.extend(t.push(&frame_at(n, vec![seen])).into_iter().map(|e| e.kind));
+        }
+        let dealt = events.iter().position(|e| matches!(e, TrackEventKind::Dealt { .. })).expect("dealt");
+        let ranked: Vec<usize> = (0..events.len())
+            .filter(|&i| matches!(events[i], TrackEventKind::RankRead { rank: Rank::Nine, zone: Some(_), .. }))
+            .collect();
+        assert!(ranked.iter().any(|&i| i > dealt), "{events:?}");
     }
 
     /// A track reading the card another track of the hand holds within a card's width is on
