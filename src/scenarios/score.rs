@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use crate::events::{Event, EventBody, RoundFlag, RoundOutcome, VerificationStatus};
+use crate::rules::settle::Round;
 use crate::rules::{BetKind, Card, IrregularityKind, RulesetId};
 use crate::sim::script::Scenario;
 
@@ -27,29 +28,10 @@ pub struct TruthRound {
     pub settlement: TruthSettlement,
     /// The flags the regulation requires, with the first frame showing each.
     pub flags: Vec<TruthFlag>,
-    /// The cards dealt (absent from older truth files).
+    /// The round as dealt: each hand's cards and the dealer's (San Gong: the banker's place);
+    /// absent from older truth files.
     #[serde(default)]
-    pub round: Option<TruthCards>,
-}
-
-/// The cards of a round's ground truth: each hand's and the dealer's (San Gong: the banker's
-/// place).
-#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
-pub struct TruthCards {
-    /// Per hand.
-    pub hands: Vec<TruthHandCards>,
-    /// The dealer's cards.
-    #[serde(default)]
-    pub dealer: Vec<Card>,
-}
-
-/// One hand's cards in the ground truth.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct TruthHandCards {
-    /// The seat.
-    pub seat: u8,
-    /// Its cards.
-    pub cards: Vec<Card>,
+    pub round: Option<Round>,
 }
 
 /// An expected flag.
@@ -315,7 +297,7 @@ pub fn score_session(truth: &[TruthRound], events: &[Event]) -> (Tally, Vec<Flag
 
 /// The outcome's cards known by their rank only, and how many of them the truth's hand (or the
 /// dealer's) holds no card of that rank (all of them wrong when the truth has no cards).
-fn cards_by_rank(o: &RoundOutcome, truth: Option<&TruthCards>) -> (u64, u64) {
+fn cards_by_rank(o: &RoundOutcome, truth: Option<&Round>) -> (u64, u64) {
     let mut counts = (0, 0);
     let mut count = |cards: &[crate::events::CardSeen], held: Option<&Vec<Card>>| {
         for rank in cards.iter().filter(|c| c.card.is_none()).filter_map(|c| c.rank) {
@@ -324,7 +306,7 @@ fn cards_by_rank(o: &RoundOutcome, truth: Option<&TruthCards>) -> (u64, u64) {
         }
     };
     for h in &o.hands {
-        count(&h.cards, truth.and_then(|t| t.hands.iter().find(|x| x.seat == h.seat)).map(|x| &x.cards));
+        count(&h.cards, truth.and_then(|t| t.hands.iter().find(|x| x.seat.0 == h.seat)).map(|x| &x.cards));
     }
     count(&o.dealer, truth.map(|t| &t.dealer));
     counts
@@ -355,8 +337,9 @@ pub fn outcome_matches(o: &RoundOutcome, truth: &TruthSettlement) -> bool {
 mod tests {
     use super::*;
     use crate::events::{BetResult, CardSeen, HandResult};
-    use crate::rules::settle::Decision;
+    use crate::rules::settle::{Decision, HandRound};
     use crate::rules::Rank;
+    use crate::rules::Seat;
 
     fn truth(flags: Vec<TruthFlag>) -> Vec<TruthRound> {
         vec![
@@ -439,9 +422,18 @@ mod tests {
         o.hands[0].cards = vec![seen(Some(Rank::King)), seen(Some(Rank::Two)), seen(None)];
         o.dealer = vec![seen(Some(Rank::Ace))];
         let cards = |c: &[&str]| c.iter().map(|x| x.parse().unwrap()).collect::<Vec<Card>>();
-        let truth = TruthCards {
-            hands: vec![TruthHandCards { seat: 1, cards: cards(&["KS", "9D", "4C"]) }],
+        let truth = Round {
+            hands: vec![HandRound {
+                seat: Seat(1),
+                cards: cards(&["KS", "9D", "4C"]),
+                wagers: vec![],
+                decision: Decision::Played,
+            }],
             dealer: cards(&["AH", "2C", "3D"]),
+            community: vec![],
+            irregularities: vec![],
+            progressive_pool: None,
+            max_payout: None,
         };
         // K held, 2 not (the dealer's 2 is not the hand's), A held by the dealer
         assert_eq!(cards_by_rank(&o, Some(&truth)), (3, 1));
