@@ -515,12 +515,8 @@ fn rank_reading(
     tops: &[(usize, f32)],
     min_confidence: f32,
 ) -> Option<(Rank, f32)> {
-    let mut by_rank = [0f64; 13];
-    for (i, l) in log.iter().take(52).enumerate() {
-        by_rank[i / 4] += (l - max).exp() / sum;
-    }
-    let (best, p) =
-        by_rank.iter().enumerate().fold((0, f64::NEG_INFINITY), |b, (i, &v)| if v > b.1 { (i, v) } else { b });
+    let (rank, p) = leading_rank(|i| (log[i] - max).exp() / sum);
+    let best = rank.index() as usize;
     // `back` (or nothing) leads the combined reading: no face, so no rank either.
     let back = (log[BACK] - max).exp() / sum;
     if back >= p {
@@ -531,7 +527,16 @@ fn rank_reading(
     let confident_ranks: Vec<usize> =
         card_tops.iter().filter(|&&(_, v)| v >= min_confidence).map(|&(i, _)| i / 4).collect();
     let agree = confident_ranks.iter().all(|&r| r == best);
-    (supported && agree).then(|| (Rank::from_index(best as u8), p as f32))
+    (supported && agree).then_some((rank, p as f32))
+}
+
+/// The rank whose four labels' probabilities (`prob` of a label index below 52) sum highest,
+/// with that sum; the lowest such rank among ties.
+pub(crate) fn leading_rank(prob: impl Fn(usize) -> f64) -> (Rank, f64) {
+    let (best, p) = (0..13)
+        .map(|k| (k, (4 * k..4 * k + 4).map(&prob).sum::<f64>()))
+        .fold((0, f64::NEG_INFINITY), |b, (k, v)| if v > b.1 { (k, v) } else { b });
+    (Rank::from_index(best as u8), p)
 }
 
 /// Whether a card's index corners read `back` surely: their combined reading is `back` at

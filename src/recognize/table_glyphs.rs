@@ -165,9 +165,8 @@ fn rank_from_glyphs(v: &Verdict, reads: &[&[f32]], min_confidence: f32) -> Optio
         .iter()
         .filter(|r| r.len() >= 52)
         .map(|r| {
-            let by_rank = |k: usize| r[4 * k..4 * k + 4].iter().sum::<f32>();
-            let (k, sum) = (0..13).map(|k| (k, by_rank(k))).fold((0, f32::MIN), |b, x| if x.1 > b.1 { x } else { b });
-            (Rank::from_index(k as u8), sum)
+            let (rank, sum) = classify::leading_rank(|i| f64::from(r[i]));
+            (rank, sum as f32)
         })
         .filter(|&(_, sum)| sum >= LEANS)
         .collect();

@@ -473,10 +473,8 @@ impl IdentityVotes {
         if opts.rank_votes == 0 || !self.disputed.is_empty() {
             return None;
         }
-        let (&rank, &n) = self.ranks.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))?;
-        let total: u32 = self.ranks.values().sum();
-        let agreed = n >= opts.rank_votes && f64::from(n) >= opts.identity_agreement * f64::from(total);
-        (agreed && self.named.keys().all(|c| c.rank() == rank)).then_some(rank)
+        let (rank, n) = leader(&self.ranks, opts.identity_agreement)?;
+        (n >= opts.rank_votes && self.named.keys().all(|c| c.rank() == rank)).then_some(rank)
     }
 
     /// Counts one observation; returns the identity the votes now confirm, if any: the named
@@ -524,11 +522,7 @@ impl IdentityVotes {
                 }
             }
         }
-        let leader = |votes: &BTreeMap<Card, u32>| {
-            let (c, n) = votes.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))?;
-            let total: u32 = votes.values().sum();
-            (f64::from(*n) >= opts.identity_agreement * f64::from(total)).then_some((*c, *n))
-        };
+        let leader = |votes: &BTreeMap<Card, u32>| leader(votes, opts.identity_agreement);
         let named = leader(&self.named).filter(|&(_, n)| n >= opts.identity_votes).map(|(c, _)| c);
         named
             .or_else(|| {
@@ -538,6 +532,14 @@ impl IdentityVotes {
             })
             .filter(|&c| !self.disputes(c))
     }
+}
+
+/// The most voted key (the least key among ties) with its votes, if it holds `agreement` of all
+/// the votes.
+fn leader<K: Ord + Copy>(votes: &BTreeMap<K, u32>, agreement: f64) -> Option<(K, u32)> {
+    let (k, n) = votes.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))?;
+    let total: u32 = votes.values().sum();
+    (f64::from(*n) >= agreement * f64::from(total)).then_some((*k, *n))
 }
 
 #[derive(Debug, Clone)]
