@@ -512,6 +512,80 @@ fn every_scenario_raises_exactly_its_flags_in_time() {
     assert!(failures.is_empty(), "{} of {checked} runs wrong:\n{}", failures.len(), failures.join("\n"));
 }
 
+/// fortune3cp-2008 Art. 11(2): an exposed dealer card "é deixada de fora, à vista" and the rest is
+/// dealt face down. The simulator's dealer sets it aside face up at the discard rack and the hand
+/// gets the next card; the deal goes on. The round raises the exposure alone (before, a face-up
+/// card to the rack during the deal was the deal taken back: a shuffler failure, the round void),
+/// and the dealer's hand is the three cards it kept, the set-aside card's delivery no turn of the
+/// deal.
+#[test]
+fn an_exposed_dealer_card_set_aside_is_replaced_and_the_round_goes_on() {
+    let id = RulesetId::Fortune3cp2008;
+    let mut failures = Vec::new();
+    let mut settled_as_planned = 0;
+    for seed in 0..12u64 {
+        let s = session(id, &[Scenario::DealerCardExposed], 4000 + seed, Noise::realistic());
+        let plan = &s.rounds[0].plan;
+        let aside: Vec<u32> = plan
+            .actions
+            .iter()
+            .filter_map(|st| match st.action {
+                Action::SetAside { id } => Some(id),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(aside.len(), 1, "seed {seed}: the simulator sets the exposed dealer card aside");
+        let aside_card = plan
+            .actions
+            .iter()
+            .find_map(|st| match &st.action {
+                Action::Deal { cards, .. } => cards.iter().find(|c| c.id == aside[0]).map(|c| c.card),
+                _ => None,
+            })
+            .expect("the set-aside card was dealt");
+        assert_eq!(plan.round.dealer.len(), 3, "seed {seed}: the truth's dealer hand");
+        assert!(!plan.round.dealer.contains(&aside_card), "seed {seed}: the set-aside card is no dealer card");
+        for hints in [false, true] {
+            let what = format!("seed {seed} hints={hints}");
+            let run = run(&s, id, hints);
+            let evs = &run.per_round[0];
+            let got: Vec<(IrregularityKind, String)> =
+                flags(evs).iter().map(|(f, _)| (f.irregularity, f.consequence["kind"].to_string())).collect();
+            if got != [(IrregularityKind::DealerCardExposed, "\"dealer_card_set_aside\"".to_string())] {
+                failures.push(format!("{what}: flags {got:?}"));
+            }
+            let set_aside_moved = evs.iter().any(|e| {
+                matches!(e.body, EventBody::CardMoved { from: TableZone::Dealer, to: TableZone::Discard, .. })
+                    && e.frame < s.rounds[0].action_frames[plan.actions.len() - 1].0
+            });
+            if !set_aside_moved {
+                failures.push(format!("{what}: no dealer card went to the discard rack during the round"));
+            }
+            let outs = outcomes(evs);
+            let Some(o) = outs.last() else {
+                failures.push(format!("{what}: no outcome"));
+                continue;
+            };
+            if o.dealer.len() != 3 || o.dealer.iter().any(|c| c.card == Some(aside_card)) {
+                failures.push(format!("{what}: dealer {:?}, {aside_card} set aside", o.dealer));
+            }
+            let read: Vec<_> = o.dealer.iter().filter_map(|c| c.card).collect();
+            if read.iter().any(|c| !plan.round.dealer.contains(c)) {
+                failures.push(format!("{what}: dealer read {read:?}, truth {:?}", plan.round.dealer));
+            }
+            if o.verification.status == VerificationStatus::Verified {
+                match compare_outcome(plan, o, !hints, false) {
+                    Some(why) => failures.push(format!("{what}: verified but {why}")),
+                    None => settled_as_planned += 1,
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} wrong:\n{}", failures.len(), failures.join("\n"));
+    // Not a formality: most of these rounds are read whole and settled as the truth has it.
+    assert!(settled_as_planned >= 12, "only {settled_as_planned} of 24 runs verified and settled as planned");
+}
+
 /// Compares an outcome with the plan's settlement, bet by bet; `None` if equal.
 /// `settled_only`: an unverified outcome leaves out the bets it could not
 /// decide (docs/events.md); every bet it did settle must still be the plan's.

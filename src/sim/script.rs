@@ -168,6 +168,12 @@ pub enum Action {
         /// The cards.
         ids: Vec<u32>,
     },
+    /// An exposed dealer card is left out of the hand, face up and in view, at the discard
+    /// rack (fortune3cp-2008 Art. 11(2); stud-2004 Art. 11(2) with the `burn` option).
+    SetAside {
+        /// The card.
+        id: u32,
+    },
     /// A card leaves the table (off the player's edge).
     Remove {
         /// The card.
@@ -219,6 +225,7 @@ pub struct RoundPlan {
 pub const FPS: u32 = 30;
 const DEAL_FRAMES: u32 = 9;
 const FLIP_FRAMES: u32 = 8;
+const SET_ASIDE_FRAMES: u32 = 12;
 
 struct Planner<'a> {
     rng: &'a mut Rng,
@@ -419,6 +426,12 @@ pub fn plan_round(
         }
     }
     let mut dealer_exposed_done = scenario != Scenario::DealerCardExposed;
+    // Where the regulation has the exposed dealer card left out (fortune3cp-2008 Art. 11(2): "a
+    // carta é deixada de fora, à vista, e todas as restantes cartas são distribuídas de face para
+    // baixo"), the dealer sets it aside face up and the hand gets the next card, face down.
+    let sets_aside =
+        rs.irregularity(K::DealerCardExposed).is_some_and(|r| r.consequence == Consequence::DealerCardSetAside);
+    let mut set_aside: Vec<u32> = Vec::new();
     let mut duplicate_source: Option<Card> = None;
     // The two physical copies of the duplicated card (ids), for when both have shown their face.
     let mut duplicate_ids: Vec<u32> = Vec::new();
@@ -443,7 +456,7 @@ pub fn plan_round(
             face_up[0] = true;
             dealer_exposed_done = true;
         }
-        let (action_index, phys) = p.deal(cards, d.to, face_up.clone());
+        let (action_index, mut phys) = p.deal(cards, d.to, face_up.clone());
         // Cards to a hand without a bet: the first card landing there shows it.
         if let (Some(s), Position::Seat(to)) = (no_bet_seat, d.to) {
             if s == to {
@@ -468,7 +481,15 @@ pub fn plan_round(
                 }
                 let id = phys[k].id;
                 p.push(Action::Wait, 8);
-                p.push(Action::Flip { id, face_up: false }, FLIP_FRAMES);
+                if kind == K::DealerCardExposed && sets_aside {
+                    p.push(Action::SetAside { id }, SET_ASIDE_FRAMES);
+                    set_aside.push(id);
+                    let next = shoe.deal().expect("enough cards in the shoe");
+                    let (_, replacement) = p.deal(vec![next], d.to, vec![false]);
+                    phys[k] = replacement[0];
+                } else {
+                    p.push(Action::Flip { id, face_up: false }, FLIP_FRAMES);
+                }
             }
         }
         if scenario == Scenario::DuplicateCard && (n == 0 || n + 1 == total_deliveries) {
@@ -625,6 +646,7 @@ pub fn plan_round(
         .values()
         .flatten()
         .map(|c| c.id)
+        .chain(set_aside.iter().copied())
         .filter(|id| !p.actions.iter().any(|st| matches!(&st.action, Action::Collect { ids } if ids.contains(id))))
         .collect();
     p.push(Action::Collect { ids: on_table }, 16);
@@ -978,6 +1000,55 @@ mod tests {
                         Scenario::ShufflerFailure => assert!(s.collected_before_main_deal, "{what}"),
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn an_exposed_dealer_card_is_set_aside_and_replaced_where_the_ruleset_says_so() {
+        use crate::rules::options::{RulesetOptions, StudExposedDealerCard};
+        let burn = RulesetOptions { stud_exposed_dealer_card: Some(StudExposedDealerCard::Burn), ..Default::default() };
+        let rulesets = [
+            (Ruleset::new(RulesetId::Fortune3cp2008), true),
+            (Ruleset::with_options(RulesetId::Stud2004, burn).unwrap(), true),
+            (Ruleset::new(RulesetId::Stud2004), false),
+            (Ruleset::new(RulesetId::Fortune3cp2025), false),
+        ];
+        for (rs, sets_aside) in rulesets {
+            for seed in 0..8 {
+                let plan = plan_round(&rs, Scenario::DealerCardExposed, &mut Rng::seeded(200 + seed), 0).unwrap();
+                let what = format!("{} seed {seed}", rs.id);
+                let dealt: Vec<PhysicalCard> = plan
+                    .actions
+                    .iter()
+                    .filter_map(|st| match &st.action {
+                        Action::Deal { cards, .. } => Some(cards.clone()),
+                        _ => None,
+                    })
+                    .flatten()
+                    .collect();
+                let aside: Vec<usize> = (0..plan.actions.len())
+                    .filter(|&i| matches!(plan.actions[i].action, Action::SetAside { .. }))
+                    .collect();
+                assert_eq!(aside.len(), usize::from(sets_aside), "{what}");
+                assert_eq!(plan.round.dealer.len(), rs.cards_per_hand as usize, "{what}: the dealer's hand");
+                let Some(&i) = aside.first() else { continue };
+                let Action::SetAside { id } = plan.actions[i].action else { unreachable!() };
+                let card = dealt.iter().find(|c| c.id == id).expect("dealt").card;
+                assert!(!plan.round.dealer.contains(&card), "{what}: {card} set aside stays out of the hand");
+                // The hand's next card comes at once, face down, and the card set aside goes with
+                // the round's cards at the collection.
+                assert!(
+                    matches!(&plan.actions[i + 1].action, Action::Deal { cards, to: Position::Dealer, face_up }
+                        if cards.len() == 1 && face_up == &[false] && plan.round.dealer.contains(&cards[0].card)),
+                    "{what}: {:?}",
+                    plan.actions[i + 1]
+                );
+                let last = plan.actions.iter().rev().find_map(|st| match &st.action {
+                    Action::Collect { ids } => Some(ids.clone()),
+                    _ => None,
+                });
+                assert!(last.is_some_and(|ids| ids.contains(&id)), "{what}");
             }
         }
     }

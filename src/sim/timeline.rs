@@ -151,6 +151,8 @@ impl<'a> Timeline<'a> {
         let mut live: Vec<Live> = Vec::new();
         let mut chips: Vec<(Seat, BetKind)> = Vec::new();
         let mut count_at: BTreeMap<Position, usize> = BTreeMap::new();
+        // Places in a hand left by a card set aside, for the card that replaces it.
+        let mut vacated: BTreeMap<Position, Vec<(Point, f64)>> = BTreeMap::new();
         let mut out = Vec::new();
         let off_table = |p: Point| {
             let r = p.x.hypot(p.y).max(1.0);
@@ -172,7 +174,34 @@ impl<'a> Timeline<'a> {
                 }
                 Action::Deal { cards, to, face_up } => {
                     let from = self.shoe.center;
-                    self.place(ai, n, cards, face_up, *to, from, &mut live, &chips, &mut count_at, &mut out, rng);
+                    let spot = if cards.len() == 1 { vacated.get_mut(to).and_then(Vec::pop) } else { None };
+                    match spot {
+                        Some((p, ang)) => {
+                            live.push(Live {
+                                pc: cards[0],
+                                face_up: face_up.first().copied().unwrap_or(false),
+                                center: from,
+                                angle: self.shoe.angle,
+                                at: None,
+                            });
+                            let i = live.len() - 1;
+                            self.animate(ai, n, &mut live, &chips, &mut out, &[(i, p, ang, 0)], true);
+                            live[i].at = Some(*to);
+                        }
+                        _ => self.place(
+                            ai,
+                            n,
+                            cards,
+                            face_up,
+                            *to,
+                            from,
+                            &mut live,
+                            &chips,
+                            &mut count_at,
+                            &mut out,
+                            rng,
+                        ),
+                    }
                 }
                 Action::Introduce { card, to } => {
                     let from = off_table(self.anchors.get(to).map_or(self.shoe.center, |a| a.center));
@@ -243,6 +272,19 @@ impl<'a> Timeline<'a> {
                         if !live.iter().any(|l| l.at == Some(pos)) {
                             count_at.remove(&pos);
                         }
+                    }
+                }
+                Action::SetAside { id } => {
+                    if let Some(i) = live.iter().position(|l| l.pc.id == *id) {
+                        // Left out face up beside the rack's cards, in view; the hand's next
+                        // card takes its place in the hand.
+                        if let Some(from) = live[i].at.filter(|p| *p != Position::Discard) {
+                            vacated.entry(from).or_default().push((live[i].center, live[i].angle));
+                        }
+                        let (p, ang) = self.slot(Position::Discard, 0, rng);
+                        live[i].at = None;
+                        self.animate(ai, n, &mut live, &chips, &mut out, &[(i, p, ang, 0)], true);
+                        live[i].at = Some(Position::Discard);
                     }
                 }
                 Action::Remove { id } => {

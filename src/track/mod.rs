@@ -405,6 +405,13 @@ pub enum TrackEventKind {
         /// taken away, not hidden, and reported as soon as seen.
         seen_bare: bool,
     },
+    /// The dealer card exposed during the deal was left out of the hand, face up, at the discard
+    /// rack, where the ruleset says so (fortune3cp-2008 Art. 11(2); stud-2004 with the `burn`
+    /// option): the deal goes on, and the card that replaces it is the hand's.
+    SetAside {
+        /// Card id.
+        track: u32,
+    },
     /// Cards were collected during the deal (a shuffler failure or a misdeal):
     /// the cards dealt so far no longer count.
     DealAbandoned,
@@ -692,6 +699,8 @@ pub struct Tracker {
     /// Zones whose cards were gathered for the discard rack this round, with
     /// the frame the first of them left the zone.
     gathered: BTreeMap<TableZone, u64>,
+    /// The exposed dealer card set aside this deal ([`TrackEventKind::SetAside`]; once a deal).
+    set_aside_done: bool,
 }
 
 /// Cards first seen within this distance of the shoe are new cards out of it.
@@ -884,6 +893,7 @@ impl Tracker {
             reveal_began: None,
             abandoned_at: None,
             gathered: BTreeMap::new(),
+            set_aside_done: false,
             shoe: geometry.calibration.zones.iter().find(|z| z.kind == ZoneKind::Shoe).map(|z| z.polygon_mm.centroid()),
             debug: std::env::var("TABLECAM_TRACK_DEBUG").ok().and_then(|v| {
                 let (a, b) = v.split_once('-')?;
@@ -1391,7 +1401,7 @@ impl Tracker {
                     out.push(TrackEventKind::Moved { track: t.id, from, to: TableZone::Discard, phase: self.phase });
                     let left = if t.left_from.is_some() { t.left_at } else { t.last_seen };
                     self.note_gathered(from, left, &mut out);
-                    self.on_collected(from, frame, left, t.abandoned, &mut out);
+                    self.on_collected(from, frame, left, t.abandoned, Some((t.id, t.face_up, t.arrived_at)), &mut out);
                 }
                 continue;
             }
@@ -1463,7 +1473,8 @@ impl Tracker {
             {
                 if let Some(from) = from {
                     out.push(TrackEventKind::Moved { track: t.id, from, to: TableZone::Discard, phase: self.phase });
-                    self.on_collected(from, frame, t.last_seen, t.abandoned, &mut out);
+                    let card = Some((t.id, t.face_up, t.arrived_at));
+                    self.on_collected(from, frame, t.last_seen, t.abandoned, card, &mut out);
                 }
                 continue;
             }
@@ -1874,6 +1885,47 @@ impl Tracker {
         true
     }
 
+    /// Whether track `ti`, just come to rest face up at the discard rack during the deal, is the
+    /// exposed dealer card set aside (fortune3cp-2008 Art. 11(2)) while its own track, out of
+    /// sight, still lies in the dealer's hand: the dealer's hand carries the card there covered,
+    /// so it is lost in the hand and seen anew at the rack (the fortune3cp-2008 seed-7
+    /// `dealer_card_exposed` session). That track takes the new one's detection at the rack;
+    /// left in the hand, the card that replaces it, landing at its place, took it over as the same
+    /// card turned face down.
+    fn set_aside_seen_at_rack(&mut self, ti: usize, frame: u64, out: &mut Vec<TrackEventKind>) -> bool {
+        let new_id = self.tracks[ti].id;
+        if !self.sets_aside(TableZone::Dealer, Some((new_id, self.tracks[ti].face_up, frame))) {
+            return false;
+        }
+        let exposed = |t: &Track| {
+            t.id != new_id && t.zone == Some(TableZone::Dealer) && t.face_up && t.arrived && t.confirmed && !t.abandoned
+        };
+        let arrived_at = if let Some(k) = self.tracks.iter().position(|t| exposed(t) && t.missed > 0) {
+            let at = self.tracks[k].arrived_at;
+            self.take_over(ti, k, TableZone::Discard, frame, out);
+            at
+        } else if let Some(j) = self.lost.iter().position(|(t, _)| exposed(t)) {
+            let (o, _) = self.lost.remove(j);
+            let at = o.arrived_at;
+            self.adopt(ti, o, TableZone::Discard, frame, out);
+            at
+        } else {
+            return false;
+        };
+        let t = &mut self.tracks[ti];
+        t.zone = Some(TableZone::Discard);
+        t.left_from = None;
+        let id = t.id;
+        out.push(TrackEventKind::Moved {
+            track: id,
+            from: TableZone::Dealer,
+            to: TableZone::Discard,
+            phase: self.phase,
+        });
+        self.on_collected(TableZone::Dealer, frame, frame, false, Some((id, true, arrived_at)), out);
+        true
+    }
+
     /// Track `k`, a card of `zone` already counted, takes over track `ti`'s detection and slot;
     /// `ti`'s track is left in slot `k` to be dropped as a twin is in `on_settled`.
     fn take_over(&mut self, ti: usize, k: usize, zone: TableZone, frame: u64, out: &mut Vec<TrackEventKind>) {
@@ -2096,7 +2148,7 @@ impl Tracker {
             if zone == TableZone::Discard {
                 // A card straight from the shoe to the discard rack (fortune3cp-2025 Art. 11(4));
                 // outside a deal, a card of the rack seen again.
-                if phase == RoundPhase::Dealing {
+                if phase == RoundPhase::Dealing && !self.set_aside_seen_at_rack(ti, frame, out) {
                     out.push(TrackEventKind::Dealt { track: id, zone, order: 0, face_up, card, phase });
                 }
                 return true;
@@ -2147,9 +2199,10 @@ impl Tracker {
         } else if let Some(from) = from.filter(|f| *f != zone) {
             out.push(TrackEventKind::Moved { track: id, from, to: zone, phase });
             if zone == TableZone::Discard {
-                let (left, abandoned) = (self.tracks[ti].left_at, self.tracks[ti].abandoned);
+                let t = &self.tracks[ti];
+                let (left, abandoned, card) = (t.left_at, t.abandoned, Some((t.id, t.face_up, t.arrived_at)));
                 self.note_gathered(from, left, out);
-                self.on_collected(from, frame, left, abandoned, out);
+                self.on_collected(from, frame, left, abandoned, card, out);
             }
         }
         true
@@ -2392,13 +2445,38 @@ impl Tracker {
     /// A card of `from` reached the discard rack in `frame`, having left its zone in `left`.
     /// `abandoned`: the card belongs to a deal already abandoned (its late
     /// collection does not abandon the new deal).
-    fn on_collected(&mut self, from: TableZone, frame: u64, left: u64, abandoned: bool, out: &mut Vec<TrackEventKind>) {
+    ///
+    /// `card`: the collected track's id, face and arrival frame, where one track is known.
+    fn on_collected(
+        &mut self,
+        from: TableZone,
+        frame: u64,
+        left: u64,
+        abandoned: bool,
+        card: Option<(u32, bool, u64)>,
+        out: &mut Vec<TrackEventKind>,
+    ) {
         match self.phase {
             RoundPhase::Dealing if abandoned => {}
+            RoundPhase::Dealing if self.sets_aside(from, card) => {
+                // One face-up dealer card to the rack is the exposed card left out, not the deal
+                // taken back: its delivery no longer counts, and the next card to the dealer is
+                // the hand's.
+                let (track, _, arrived_at) = card.expect("checked by sets_aside");
+                self.set_aside_done = true;
+                if let Some(i) = self.dealt.iter().rposition(|&(z, f)| z == from && f <= arrived_at) {
+                    self.dealt.remove(i);
+                }
+                if let Some(n) = self.arrivals.get_mut(&from) {
+                    *n = n.saturating_sub(1);
+                }
+                out.push(TrackEventKind::SetAside { track });
+            }
             RoundPhase::Dealing if !self.dealt.is_empty() => {
                 // Cards taken back during the deal: the deal starts over.
                 out.push(TrackEventKind::DealAbandoned);
                 self.abandoned_at = Some(frame);
+                self.set_aside_done = false;
                 self.dealt.clear();
                 self.arrivals.clear();
                 for t in self.tracks.iter_mut().chain(self.lost.iter_mut().map(|(t, _)| t)) {
@@ -2426,6 +2504,31 @@ impl Tracker {
             }
             _ => {}
         }
+    }
+
+    /// Whether card `card` (id, face up, arrival frame) collected from `from` during the deal is
+    /// the exposed dealer card set aside: the ruleset sets such a card aside
+    /// (`Consequence::DealerCardSetAside`, fortune3cp-2008 Art. 11(2)), it came from the dealer's
+    /// hand face up, and none was set aside yet this deal. A face-down card, or a second one, to
+    /// the rack is the deal taken back as before.
+    fn sets_aside(&self, from: TableZone, card: Option<(u32, bool, u64)>) -> bool {
+        use crate::rules::{Consequence, IrregularityKind};
+        let rule = self.rs.irregularity(IrregularityKind::DealerCardExposed);
+        from == TableZone::Dealer
+            && !self.set_aside_done
+            && card.is_some_and(|(_, face_up, _)| face_up)
+            && rule.is_some_and(|r| r.consequence == Consequence::DealerCardSetAside)
+    }
+
+    /// Whether a dealer card lies face up in the dealer's hand during the deal where the ruleset
+    /// has such a card set aside and replaced (fortune3cp-2008 Art. 11(2)), none set aside yet:
+    /// the hand's last card is still to come.
+    fn set_aside_due(&self) -> bool {
+        self.sets_aside(TableZone::Dealer, Some((0, true, 0)))
+            && self
+                .tracks
+                .iter()
+                .any(|t| t.zone == Some(TableZone::Dealer) && t.face_up && t.arrived && t.confirmed && !t.abandoned)
     }
 
     /// The void deal's cards in view again that were out of sight from before its collection
@@ -2477,8 +2580,17 @@ impl Tracker {
             RoundPhase::Dealing => {
                 let prescribed = self.prescribed(frame);
                 let expected: u32 = prescribed.iter().map(|&(_, n)| n).sum();
+                // An exposed dealer card still to be set aside and replaced: the deal is not over
+                // before that, or the idle time.
+                let aside_due = self.set_aside_due();
                 if !self.dealt.is_empty() && !moving {
-                    if self.dealt_count() >= expected
+                    if aside_due {
+                        if idle >= u64::from(self.opts.deal_idle_frames) {
+                            let reason =
+                                format!("no card dealt for {idle} frames (the exposed dealer card not set aside)");
+                            self.set_phase(RoundPhase::Decisions, &reason, frame, out);
+                        }
+                    } else if self.dealt_count() >= expected
                         && prescribed.iter().all(|&(zone, n)| self.held_in(zone) >= n)
                         && idle >= u64::from(self.opts.deal_settle_frames)
                     {
@@ -2547,6 +2659,7 @@ impl Tracker {
         self.arrivals.clear();
         self.dealt.clear();
         self.abandoned_at = None;
+        self.set_aside_done = false;
         // Cards of the round are done with; a card still seen later starts afresh.
         self.tracks.retain(|t| t.zone.is_none() && !t.arrived);
         self.lost.clear();

@@ -143,6 +143,11 @@ struct RoundRec {
     /// was lost, and the `card_removed` flag already raised for it when its place was seen bare.
     pending_removals: Vec<(u8, u64, Option<u32>)>,
     folds: BTreeSet<u8>,
+    /// The dealer card exposed during the deal where the ruleset has it set aside and replaced
+    /// (`Consequence::DealerCardSetAside`), until it is seen leaving the hand.
+    aside_pending: Option<u32>,
+    /// The exposed dealer card was set aside this deal (once a deal).
+    aside_done: bool,
     deal_complete: bool,
     outcome: Option<RoundOutcome>,
     shuffler_fault_hinted: bool,
@@ -342,7 +347,7 @@ impl Verifier {
     /// The exposure of card `track` of `zone`, at its arrival order in the zone.
     fn expose(&mut self, track: u32, zone: TableZone, frame: u64, t: f64, out: &mut Vec<Event>) {
         let order = self.round.as_ref().and_then(|r| r.cards.get(&track)).map_or(0, |c| c.order);
-        self.exposure(zone, order, frame, t, out);
+        self.exposure(track, zone, order, frame, t, out);
     }
 
     /// Processes one tracker event.
@@ -487,6 +492,21 @@ impl Verifier {
                     }
                 }
             }
+            TrackEventKind::SetAside { track } => {
+                if let Some(r) = self.round.as_mut() {
+                    if let Some(c) = r.cards.get_mut(track) {
+                        // Left out of the hand, in view (fortune3cp-2008 Art. 11(2)): no card of
+                        // it for the count, the order or the settlement, still one of the deck's.
+                        let delivery = (c.home, c.arrival_frame);
+                        c.home = TableZone::Discard;
+                        r.sequence.retain(|x| *x != delivery);
+                    }
+                    if r.aside_pending == Some(*track) {
+                        r.aside_pending = None;
+                    }
+                    r.aside_done = true;
+                }
+            }
             TrackEventKind::DealAbandoned => {
                 if let Some(r) = self.round.as_mut() {
                     for c in r.cards.values_mut() {
@@ -496,6 +516,8 @@ impl Verifier {
                     r.deviation = None;
                     r.player_exposures.clear();
                     r.design_up_used = false;
+                    r.aside_pending = None;
+                    r.aside_done = false;
                 }
                 let detail = "cards collected during the deal: the deal is void and starts again".to_string();
                 self.raise(IrregularityKind::ShufflerFailure, None, frame, t, detail, None, &mut out);
@@ -551,6 +573,11 @@ impl Verifier {
             TableZone::Seat(s) => Some(s),
             _ => None,
         }
+    }
+
+    /// Whether `zone` holds an exposed dealer card due to be set aside (`RoundRec::aside_pending`).
+    fn aside_pending_in(r: &RoundRec, zone: TableZone) -> bool {
+        r.aside_pending.and_then(|k| r.cards.get(&k)).is_some_and(|c| c.home == zone && !c.gone)
     }
 
     fn zone_count(r: &RoundRec, zone: TableZone) -> usize {
@@ -692,7 +719,7 @@ impl Verifier {
                     self.raise(IrregularityKind::WrongCommunityCards, None, frame, t, detail, None, out);
                 }
             }
-            _ if n > per => {
+            _ if n - usize::from(Self::aside_pending_in(r, zone)) > per => {
                 let seat = Self::seat_of_zone(zone);
                 let detail = format!("{zone} has {n} cards where {per} are dealt");
                 self.raise(IrregularityKind::WrongCardCount, seat, frame, t, detail, None, out);
@@ -704,11 +731,11 @@ impl Verifier {
             self.raise(IrregularityKind::CardsToHandWithoutBet, Some(s), frame, t, detail, None, out);
         }
         if face_up && during_deal {
-            self.exposure(zone, order, frame, t, out);
+            self.exposure(track, zone, order, frame, t, out);
         }
     }
 
-    fn exposure(&mut self, zone: TableZone, order: u32, frame: u64, t: f64, out: &mut Vec<Event>) {
+    fn exposure(&mut self, track: u32, zone: TableZone, order: u32, frame: u64, t: f64, out: &mut Vec<Event>) {
         let Some(r) = self.round.as_ref() else { return };
         let dealer = self.dealer_zone(r);
         if zone == TableZone::Community {
@@ -727,6 +754,16 @@ impl Verifier {
             let seat = Self::seat_of_zone(zone);
             let detail = format!("a dealer card (no. {order}) was dealt face up");
             self.raise(IrregularityKind::DealerCardExposed, seat, frame, t, detail, None, out);
+            let sets_aside = self
+                .rs
+                .irregularity(IrregularityKind::DealerCardExposed)
+                .is_some_and(|rule| rule.consequence == Consequence::DealerCardSetAside);
+            let r = self.round.as_mut().expect("checked");
+            if sets_aside && !r.aside_done && r.aside_pending.is_none() {
+                // fortune3cp-2008 Art. 11(2): the card is left out, face up, and the hand gets
+                // another; until it is seen leaving, its replacement is no card too many.
+                r.aside_pending = Some(track);
+            }
             return;
         }
         let TableZone::Seat(s) = zone else { return };
@@ -776,6 +813,15 @@ impl Verifier {
             candidates.iter().map(|c| match_deliveries(c, &seq)).collect();
         if results.is_empty() || results.iter().any(Result::is_ok) {
             return;
+        }
+        // An exposed dealer card due to be set aside may already be replaced while still in view
+        // (fortune3cp-2008 Art. 11(2)): its replacement takes its turn.
+        if let Some(c) = r.aside_pending.and_then(|k| r.cards.get(&k)) {
+            let without: Vec<TableZone> =
+                r.sequence.iter().filter(|x| **x != (c.home, c.arrival_frame)).map(|x| x.0).collect();
+            if candidates.iter().any(|cand| match_deliveries(cand, &without).is_ok()) {
+                return;
+            }
         }
         // No prescribed sequence still possible. For each, its first deviation
         // (arrival `at` went to `got` where `missed` was due) is told apart by
@@ -887,6 +933,12 @@ impl Verifier {
         }
         if let Some(d) = dealer {
             let n = Self::zone_count(r, d);
+            if n > per && Self::aside_pending_in(r, d) {
+                // The exposed card was replaced but never left the hand.
+                let detail =
+                    format!("the dealer has {n} cards where {per} are dealt (the exposed card was not set aside)");
+                short.push((Self::seat_of_zone(d), detail));
+            }
             if n < per {
                 let who = if d == TableZone::Dealer { "the dealer".to_string() } else { format!("the banker's {d}") };
                 short.push((Self::seat_of_zone(d), format!("{who} has {n} cards where {per} are dealt")));
