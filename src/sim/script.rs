@@ -432,6 +432,13 @@ pub fn plan_round(
     let sets_aside =
         rs.irregularity(K::DealerCardExposed).is_some_and(|r| r.consequence == Consequence::DealerCardSetAside);
     let mut set_aside: Vec<u32> = Vec::new();
+    // stud-2004 Art. 11(2), default reading (docs/rules.md C-3): dealt from the shoe, the exposed
+    // card stays face up as the dealer's up-card, and the dealer's last card, normally face up
+    // (Art. 7), comes face down. (From a shuffler the packet lands whole, its top card shown: the
+    // exposed card is turned face down again.)
+    let keeps_up = mode == DealingMode::Shoe
+        && rs.irregularity(K::DealerCardExposed).is_some_and(|r| r.consequence == Consequence::DealerCardStaysUp);
+    let mut kept_up = false;
     let mut duplicate_source: Option<Card> = None;
     // The two physical copies of the duplicated card (ids), for when both have shown their face.
     let mut duplicate_ids: Vec<u32> = Vec::new();
@@ -447,11 +454,12 @@ pub fn plan_round(
         if duplicate_source.is_none() {
             duplicate_source = Some(cards[0]);
         }
-        let mut face_up: Vec<bool> = (0..d.cards).map(|i| i + d.face_up >= d.cards).collect();
+        let is_dealer = d.to == Position::Dealer || sangong.is_some_and(|g| d.to == Position::Seat(g.banker));
+        let designed_up = if kept_up && is_dealer { 0 } else { d.face_up };
+        let mut face_up: Vec<bool> = (0..d.cards).map(|i| designed_up > 0 && i + designed_up >= d.cards).collect();
         if expose_at.contains(&n) {
             face_up[0] = true;
         }
-        let is_dealer = d.to == Position::Dealer || sangong.is_some_and(|g| d.to == Position::Seat(g.banker));
         if !dealer_exposed_done && is_dealer && !face_up[0] {
             face_up[0] = true;
             dealer_exposed_done = true;
@@ -487,6 +495,8 @@ pub fn plan_round(
                     let next = shoe.deal().expect("enough cards in the shoe");
                     let (_, replacement) = p.deal(vec![next], d.to, vec![false]);
                     phys[k] = replacement[0];
+                } else if kind == K::DealerCardExposed && keeps_up {
+                    kept_up = true;
                 } else {
                     p.push(Action::Flip { id, face_up: false }, FLIP_FRAMES);
                 }
@@ -1014,6 +1024,7 @@ mod tests {
             (Ruleset::new(RulesetId::Stud2004), false),
             (Ruleset::new(RulesetId::Fortune3cp2025), false),
         ];
+        let mut kept_up_checked = 0;
         for (rs, sets_aside) in rulesets {
             for seed in 0..8 {
                 let plan = plan_round(&rs, Scenario::DealerCardExposed, &mut Rng::seeded(200 + seed), 0).unwrap();
@@ -1032,6 +1043,31 @@ mod tests {
                     .collect();
                 assert_eq!(aside.len(), usize::from(sets_aside), "{what}");
                 assert_eq!(plan.round.dealer.len(), rs.cards_per_hand as usize, "{what}: the dealer's hand");
+                if rs.id == RulesetId::Stud2004 && !sets_aside && plan.dealing == DealingMode::Shoe {
+                    // C-3's default: the exposed card stays up, the dealer's later cards come down.
+                    let deals: Vec<(usize, &Vec<PhysicalCard>, &Vec<bool>)> = (0..plan.actions.len())
+                        .filter_map(|i| match &plan.actions[i].action {
+                            Action::Deal { cards, to: Position::Dealer, face_up } => Some((i, cards, face_up)),
+                            _ => None,
+                        })
+                        .collect();
+                    let (at, exposed) = deals
+                        .iter()
+                        .find_map(|(i, cards, up)| up.first().filter(|u| **u).map(|_| (*i, cards[0].id)))
+                        .expect("a dealer card dealt face up");
+                    assert!(
+                        deals.iter().filter(|(i, _, _)| *i > at).all(|(_, _, up)| up.iter().all(|u| !u)),
+                        "{what}: the dealer's later cards face down"
+                    );
+                    assert!(
+                        !plan
+                            .actions
+                            .iter()
+                            .any(|st| matches!(st.action, Action::Flip { id, face_up: false } if id == exposed)),
+                        "{what}: the exposed card stays face up"
+                    );
+                    kept_up_checked += 1;
+                }
                 let Some(&i) = aside.first() else { continue };
                 let Action::SetAside { id } = plan.actions[i].action else { unreachable!() };
                 let card = dealt.iter().find(|c| c.id == id).expect("dealt").card;
@@ -1051,6 +1087,7 @@ mod tests {
                 assert!(last.is_some_and(|ids| ids.contains(&id)), "{what}");
             }
         }
+        assert!(kept_up_checked > 0, "no stud round dealt from the shoe among the seeds");
     }
 
     #[test]
