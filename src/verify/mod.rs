@@ -500,12 +500,15 @@ impl Verifier {
                         let delivery = (c.home, c.arrival_frame);
                         c.home = TableZone::Discard;
                         r.sequence.retain(|x| *x != delivery);
+                        // A deviation its replacement seemed to make is judged again without it.
+                        r.deviation = None;
                     }
                     if r.aside_pending == Some(*track) {
                         r.aside_pending = None;
                     }
                     r.aside_done = true;
                 }
+                self.check_order(frame, t, &mut out);
             }
             TrackEventKind::DealAbandoned => {
                 if let Some(r) = self.round.as_mut() {
@@ -1677,7 +1680,12 @@ mod tests {
 
     /// The flags a stud verifier raises from `events` (frame, event), frames 0..`frames`.
     fn stud_flags(events: &[(u64, TrackEventKind)], frames: u64) -> Vec<(u64, RoundFlag)> {
-        let mut v = Verifier::new(Ruleset::new(RulesetId::Stud2004), VerifierOptions::new("T", "C")).unwrap();
+        flags_of(RulesetId::Stud2004, events, frames)
+    }
+
+    /// The flags a verifier of `id` raises from `events` (frame, event), frames 0..`frames`.
+    fn flags_of(id: RulesetId, events: &[(u64, TrackEventKind)], frames: u64) -> Vec<(u64, RoundFlag)> {
+        let mut v = Verifier::new(Ruleset::new(id), VerifierOptions::new("T", "C")).unwrap();
         let mut flags = Vec::new();
         for frame in 0..frames {
             let mut out = Vec::new();
@@ -1711,6 +1719,59 @@ mod tests {
         events.push((40, phase(RoundPhase::Decisions, RoundPhase::Collection)));
         events.push(sixth(RoundPhase::Collection));
         assert_eq!(stud_flags(&events, 60), vec![], "a card in passage to the rack");
+    }
+
+    /// fortune3cp-2008 Art. 11(2): the exposed dealer card is left out and the hand gets the next
+    /// card. Its replacement is neither a card out of turn nor one too many, whether the card is
+    /// seen leaving before the replacement lands or after; kept in the hand with its replacement,
+    /// the dealer's hand is a card too many when the deal ends.
+    #[test]
+    fn an_exposed_dealer_card_set_aside_leaves_its_turn_to_its_replacement() {
+        let chips = vec![SpotPresence { seat: 1, bet: BetKind::Ante }];
+        let (seat, dealer) = (TableZone::Seat(1), TableZone::Dealer);
+        let exposed = TrackEventKind::Dealt {
+            track: 2,
+            zone: dealer,
+            order: 3,
+            face_up: true,
+            card: None,
+            phase: RoundPhase::Dealing,
+        };
+        let moved =
+            TrackEventKind::Moved { track: 2, from: dealer, to: TableZone::Discard, phase: RoundPhase::Dealing };
+        let set_aside = TrackEventKind::SetAside { track: 2 };
+        // 2008's shoe: seat 1, then the dealer, in each of three passes (Art. 7(1)); the dealer's
+        // last card is exposed.
+        let round = |aside: &[(u64, TrackEventKind)]| {
+            let mut e = round_opened(&chips);
+            for (k, frame) in [(1u32, 2u64), (2, 6)] {
+                e.push((frame, dealt(2 * k + 10, seat, k, RoundPhase::Dealing)));
+                e.push((frame + 2, dealt(2 * k + 11, dealer, k, RoundPhase::Dealing)));
+            }
+            e.push((10, dealt(1, seat, 3, RoundPhase::Dealing)));
+            e.push((12, exposed.clone()));
+            e.extend(aside.iter().cloned());
+            e.push((16, dealt(3, dealer, 3, RoundPhase::Dealing)));
+            let to = RoundPhase::Decisions;
+            e.push((
+                30,
+                TrackEventKind::Phase { from: RoundPhase::Dealing, to, reason: "test".into(), chips: chips.clone() },
+            ));
+            e
+        };
+        let kinds = |events: &[(u64, TrackEventKind)]| -> Vec<IrregularityKind> {
+            flags_of(RulesetId::Fortune3cp2008, events, 60).into_iter().map(|(_, f)| f.irregularity).collect()
+        };
+        let before = round(&[(14, moved.clone()), (14, set_aside.clone())]);
+        assert_eq!(kinds(&before), vec![IrregularityKind::DealerCardExposed], "set aside, then replaced");
+        let after = round(&[(17, moved.clone()), (17, set_aside.clone())]);
+        assert_eq!(kinds(&after), vec![IrregularityKind::DealerCardExposed], "replaced, then seen leaving");
+        let kept = round(&[]);
+        assert_eq!(
+            kinds(&kept),
+            vec![IrregularityKind::DealerCardExposed, IrregularityKind::WrongCardCount],
+            "replaced but kept in the hand"
+        );
     }
 
     /// A card taken from a hand whose place was seen bare (`Removed { seen_bare }`) is flagged at
