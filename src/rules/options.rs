@@ -117,6 +117,16 @@ option_enum! {
 }
 
 option_enum! {
+    /// fortune3cp-2008 Art. 11(2): an exposed dealer card, "deixada de fora, à vista" (B-3).
+    F2008ExposedDealerCard {
+        /// It is set aside face up and the hand completed with the next card.
+        #[default] Burn,
+        /// It stays in the dealer's hand, face up.
+        KeepInHand,
+    }
+}
+
+option_enum! {
     /// Hands the text cannot separate (duplicates, several decks) (D-2).
     IdenticalHands {
         /// A push.
@@ -195,6 +205,9 @@ pub struct RulesetOptions {
     /// stud-2004: exposed dealer card.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stud_exposed_dealer_card: Option<StudExposedDealerCard>,
+    /// fortune3cp-2008: exposed dealer card.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exposed_dealer_card: Option<F2008ExposedDealerCard>,
     /// qpoker-2004, stud-2004, sangong-1996: identical hands.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub identical_hands: Option<IdenticalHands>,
@@ -218,7 +231,7 @@ const FORTUNE: &[RulesetId] = &[Fortune3cp2025, Fortune3cp2008];
 impl RulesetOptions {
     /// Checks that every option set applies to `id` and is in range.
     pub fn validate_for(&self, id: RulesetId) -> Result<(), RulesError> {
-        let checks: [(&'static str, bool, &'static [RulesetId]); 16] = [
+        let checks: [(&'static str, bool, &'static [RulesetId]); 17] = [
             ("top_straight_flush", self.top_straight_flush.is_some(), &[Fortune3cp2008]),
             ("three_odd_cards_tie", self.three_odd_cards_tie.is_some(), FORTUNE),
             ("ante_bonus_scope", self.ante_bonus_scope.is_some(), &[Fortune3cp2025]),
@@ -230,6 +243,7 @@ impl RulesetOptions {
             ("stud_royal_raise_pays", self.stud_royal_raise_pays.is_some(), &[Stud2004]),
             ("stud_dealer_qualifier", self.stud_dealer_qualifier.is_some(), &[Stud2004]),
             ("stud_exposed_dealer_card", self.stud_exposed_dealer_card.is_some(), &[Stud2004]),
+            ("exposed_dealer_card", self.exposed_dealer_card.is_some(), &[Fortune3cp2008]),
             ("identical_hands", self.identical_hands.is_some(), &[Qpoker2004, Stud2004, Sangong1996]),
             ("qpoker_decks", self.qpoker_decks.is_some(), &[Qpoker2004]),
             ("qpoker_unqualified_pays", self.qpoker_unqualified_pays.is_some(), &[Qpoker2004]),
@@ -309,6 +323,10 @@ impl RulesetOptions {
     /// Whether an exposed stud dealer card is burnt rather than kept up.
     pub fn stud_exposed_dealer_card_burn(&self) -> bool {
         self.stud_exposed_dealer_card.unwrap_or_default() == StudExposedDealerCard::Burn
+    }
+    /// Whether an exposed fortune3cp-2008 dealer card stays in the hand rather than set aside.
+    pub fn f2008_exposed_dealer_card_kept(&self) -> bool {
+        self.exposed_dealer_card.unwrap_or_default() == F2008ExposedDealerCard::KeepInHand
     }
     /// Identical hands.
     pub fn identical_hands(&self) -> IdenticalHands {

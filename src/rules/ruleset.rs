@@ -615,7 +615,16 @@ impl Ruleset {
                 irregularities: vec![
                     rule(K::WrongDealOrder, void(false), "11(1)"),
                     rule(K::WrongCardCount, void(false), "11(1)"),
-                    rule(K::DealerCardExposed, Consequence::DealerCardSetAside, "11(2)"),
+                    // "deixada de fora, à vista": set aside by default, kept up as an option (B-3).
+                    rule(
+                        K::DealerCardExposed,
+                        if options.f2008_exposed_dealer_card_kept() {
+                            Consequence::DealerCardStaysUp
+                        } else {
+                            Consequence::DealerCardSetAside
+                        },
+                        "11(2)",
+                    ),
                     rule(K::OnePlayerCardExposed, Consequence::Continues, "11(2)"),
                     rule(K::SeveralPlayerCardsExposed, Consequence::Continues, "11(2)"),
                     rule(K::CardsToHandWithoutBet, Consequence::HandNull, "11(3)"),
@@ -873,6 +882,14 @@ mod tests {
         let f08 = Ruleset::new(RulesetId::Fortune3cp2008);
         assert_eq!(f08.irregularity(K::SeveralPlayerCardsExposed).unwrap().consequence, Consequence::Continues);
         assert_eq!(f08.irregularity(K::DealerCardExposed).unwrap().consequence, Consequence::DealerCardSetAside);
+        // …or, reading B-3's alternative, kept in the hand face up.
+        let keep = crate::rules::options::RulesetOptions {
+            exposed_dealer_card: Some(crate::rules::options::F2008ExposedDealerCard::KeepInHand),
+            ..Default::default()
+        };
+        let f08_keep = Ruleset::with_options(RulesetId::Fortune3cp2008, keep.clone()).unwrap();
+        assert_eq!(f08_keep.irregularity(K::DealerCardExposed).unwrap().consequence, Consequence::DealerCardStaysUp);
+        assert!(Ruleset::with_options(RulesetId::Fortune3cp2025, keep).is_err(), "a 2008 option only");
         // qpoker-2004 Art. 11(3): an exposed dealer card voids the round.
         let q = Ruleset::new(RulesetId::Qpoker2004);
         assert!(q.irregularity(K::DealerCardExposed).unwrap().consequence.voids_round());

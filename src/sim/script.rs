@@ -434,9 +434,10 @@ pub fn plan_round(
     let mut set_aside: Vec<u32> = Vec::new();
     // stud-2004 Art. 11(2), default reading (docs/rules.md C-3): dealt from the shoe, the exposed
     // card stays face up as the dealer's up-card, and the dealer's last card, normally face up
-    // (Art. 7), comes face down. (From a shuffler the packet lands whole, its top card shown: the
-    // exposed card is turned face down again.)
-    let keeps_up = mode == DealingMode::Shoe
+    // (Art. 7), comes face down. (From a stud shuffler the packet lands whole, its top card
+    // shown: the exposed card is turned face down again.) fortune3cp-2008 with
+    // `exposed_dealer_card = keep_in_hand` (B-3): it stays in the hand, face up.
+    let keeps_up = (mode == DealingMode::Shoe || rs.face_up_by_design == crate::rules::ruleset::FaceUpByDesign::None)
         && rs.irregularity(K::DealerCardExposed).is_some_and(|r| r.consequence == Consequence::DealerCardStaysUp);
     let mut kept_up = false;
     let mut duplicate_source: Option<Card> = None;
@@ -1016,10 +1017,13 @@ mod tests {
 
     #[test]
     fn an_exposed_dealer_card_is_set_aside_and_replaced_where_the_ruleset_says_so() {
-        use crate::rules::options::{RulesetOptions, StudExposedDealerCard};
+        use crate::rules::options::{F2008ExposedDealerCard, RulesetOptions, StudExposedDealerCard};
         let burn = RulesetOptions { stud_exposed_dealer_card: Some(StudExposedDealerCard::Burn), ..Default::default() };
+        let keep =
+            RulesetOptions { exposed_dealer_card: Some(F2008ExposedDealerCard::KeepInHand), ..Default::default() };
         let rulesets = [
             (Ruleset::new(RulesetId::Fortune3cp2008), true),
+            (Ruleset::with_options(RulesetId::Fortune3cp2008, keep).unwrap(), false),
             (Ruleset::with_options(RulesetId::Stud2004, burn).unwrap(), true),
             (Ruleset::new(RulesetId::Stud2004), false),
             (Ruleset::new(RulesetId::Fortune3cp2025), false),
@@ -1043,7 +1047,9 @@ mod tests {
                     .collect();
                 assert_eq!(aside.len(), usize::from(sets_aside), "{what}");
                 assert_eq!(plan.round.dealer.len(), rs.cards_per_hand as usize, "{what}: the dealer's hand");
-                if rs.id == RulesetId::Stud2004 && !sets_aside && plan.dealing == DealingMode::Shoe {
+                let kept = rs.irregularity(IrregularityKind::DealerCardExposed).map(|r| r.consequence)
+                    == Some(Consequence::DealerCardStaysUp);
+                if kept && (rs.id != RulesetId::Stud2004 || plan.dealing == DealingMode::Shoe) {
                     // C-3's default: the exposed card stays up, the dealer's later cards come down.
                     let deals: Vec<(usize, &Vec<PhysicalCard>, &Vec<bool>)> = (0..plan.actions.len())
                         .filter_map(|i| match &plan.actions[i].action {
