@@ -1126,8 +1126,15 @@ impl Tracker {
             }
             // A card seen once, in the last frame: its speed is unknown.
             let newborn = !t.confirmed && t.hits == 1 && t.missed == 0 && after_deal && !self.near_shoe(t.born);
+            // During the deal a card that came to rest in its hand is still where it lay unless
+            // seen leaving: its velocity is the noise of measurements merged under the dealer's
+            // arm as the next card lands (fortune3cp-2008 seed 9: seat 7's second card, measured
+            // between it and the third, took the third's detection frame after frame, and the
+            // third never arrived: "seat 7 has 2 cards"). So its place counts as much as its
+            // prediction.
+            let at_home = dealing && t.arrived && t.zone.is_some() && t.left_from.is_none();
             for (oi, (p, o)) in points.iter().enumerate() {
-                let d = pred.dist(*p);
+                let d = if at_home { pred.dist(*p).min(t.home.dist(*p)) } else { pred.dist(*p) };
                 if newborn && d > gate && d <= self.opts.birth_gate_mm {
                     // Ranked after every pairing inside a gate (stale ones
                     // included): only a detection no other track takes.
