@@ -823,6 +823,12 @@ impl Ruleset {
         self.irregularities.iter().find(|r| r.kind == kind)
     }
 
+    /// What becomes of a dealer card exposed during the deal (`DealerCardSetAside`,
+    /// `DealerCardStaysUp`, a void…), where the ruleset names it.
+    pub fn exposed_dealer_card(&self) -> Option<Consequence> {
+        self.irregularity(IrregularityKind::DealerCardExposed).map(|r| r.consequence)
+    }
+
     /// The three-card rules; panics for five-card and San Gong rulesets.
     pub fn three_card_rules(&self) -> ThreeCardRules {
         self.three_card.unwrap_or_default()

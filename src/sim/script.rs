@@ -429,8 +429,7 @@ pub fn plan_round(
     // Where the regulation has the exposed dealer card left out (fortune3cp-2008 Art. 11(2): "a
     // carta é deixada de fora, à vista, e todas as restantes cartas são distribuídas de face para
     // baixo"), the dealer sets it aside face up and the hand gets the next card, face down.
-    let sets_aside =
-        rs.irregularity(K::DealerCardExposed).is_some_and(|r| r.consequence == Consequence::DealerCardSetAside);
+    let sets_aside = rs.exposed_dealer_card() == Some(Consequence::DealerCardSetAside);
     let mut set_aside: Vec<u32> = Vec::new();
     // stud-2004 Art. 11(2), default reading (docs/rules.md C-3): dealt from the shoe, the exposed
     // card stays face up as the dealer's up-card, and the dealer's last card, normally face up
@@ -438,7 +437,7 @@ pub fn plan_round(
     // shown: the exposed card is turned face down again.) fortune3cp-2008 with
     // `exposed_dealer_card = keep_in_hand` (B-3): it stays in the hand, face up.
     let keeps_up = (mode == DealingMode::Shoe || rs.face_up_by_design == crate::rules::ruleset::FaceUpByDesign::None)
-        && rs.irregularity(K::DealerCardExposed).is_some_and(|r| r.consequence == Consequence::DealerCardStaysUp);
+        && rs.exposed_dealer_card() == Some(Consequence::DealerCardStaysUp);
     let mut kept_up = false;
     let mut duplicate_source: Option<Card> = None;
     // The two physical copies of the duplicated card (ids), for when both have shown their face.
@@ -1047,8 +1046,7 @@ mod tests {
                     .collect();
                 assert_eq!(aside.len(), usize::from(sets_aside), "{what}");
                 assert_eq!(plan.round.dealer.len(), rs.cards_per_hand as usize, "{what}: the dealer's hand");
-                let kept = rs.irregularity(IrregularityKind::DealerCardExposed).map(|r| r.consequence)
-                    == Some(Consequence::DealerCardStaysUp);
+                let kept = rs.exposed_dealer_card() == Some(Consequence::DealerCardStaysUp);
                 if kept && (rs.id != RulesetId::Stud2004 || plan.dealing == DealingMode::Shoe) {
                     // C-3's default: the exposed card stays up, the dealer's later cards come down.
                     let deals: Vec<(usize, &Vec<PhysicalCard>, &Vec<bool>)> = (0..plan.actions.len())

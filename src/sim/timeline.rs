@@ -73,6 +73,13 @@ struct Live {
     at: Option<Position>,
 }
 
+/// Where the next cards dealt to a position lie: the slot count per position, and places left in
+/// a hand by a card set aside, which the card that replaces it takes.
+struct Slots<'a> {
+    next: &'a mut BTreeMap<Position, usize>,
+    vacated: &'a mut BTreeMap<Position, Vec<(Point, f64)>>,
+}
+
 /// Builds the frames of a round on a table.
 pub struct Timeline<'a> {
     geometry: &'a TableGeometry,
@@ -174,38 +181,13 @@ impl<'a> Timeline<'a> {
                 }
                 Action::Deal { cards, to, face_up } => {
                     let from = self.shoe.center;
-                    let spot = if cards.len() == 1 { vacated.get_mut(to).and_then(Vec::pop) } else { None };
-                    match spot {
-                        Some((p, ang)) => {
-                            live.push(Live {
-                                pc: cards[0],
-                                face_up: face_up.first().copied().unwrap_or(false),
-                                center: from,
-                                angle: self.shoe.angle,
-                                at: None,
-                            });
-                            let i = live.len() - 1;
-                            self.animate(ai, n, &mut live, &chips, &mut out, &[(i, p, ang, 0)], true);
-                            live[i].at = Some(*to);
-                        }
-                        _ => self.place(
-                            ai,
-                            n,
-                            cards,
-                            face_up,
-                            *to,
-                            from,
-                            &mut live,
-                            &chips,
-                            &mut count_at,
-                            &mut out,
-                            rng,
-                        ),
-                    }
+                    let slots = Slots { next: &mut count_at, vacated: &mut vacated };
+                    self.place(ai, n, cards, face_up, *to, from, &mut live, &chips, slots, &mut out, rng);
                 }
                 Action::Introduce { card, to } => {
                     let from = off_table(self.anchors.get(to).map_or(self.shoe.center, |a| a.center));
-                    self.place(ai, n, &[*card], &[false], *to, from, &mut live, &chips, &mut count_at, &mut out, rng);
+                    let slots = Slots { next: &mut count_at, vacated: &mut vacated };
+                    self.place(ai, n, &[*card], &[false], *to, from, &mut live, &chips, slots, &mut out, rng);
                 }
                 Action::Flip { id, face_up } => {
                     if let Some(i) = live.iter().position(|l| l.pc.id == *id) {
@@ -313,15 +295,21 @@ impl<'a> Timeline<'a> {
         from: Point,
         live: &mut Vec<Live>,
         chips: &[(Seat, BetKind)],
-        count_at: &mut BTreeMap<Position, usize>,
+        slots: Slots<'_>,
         out: &mut Vec<FrameState>,
         rng: &mut Rng,
     ) {
         let mut targets = Vec::new();
         for (i, pc) in cards.iter().enumerate() {
-            let k = count_at.entry(to).or_default();
-            let (p, ang) = self.slot(to, *k, rng);
-            *k += 1;
+            let (p, ang) = match slots.vacated.get_mut(&to).and_then(Vec::pop) {
+                Some(place) => place,
+                None => {
+                    let k = slots.next.entry(to).or_default();
+                    let place = self.slot(to, *k, rng);
+                    *k += 1;
+                    place
+                }
+            };
             live.push(Live {
                 pc: *pc,
                 face_up: face_up.get(i).copied().unwrap_or(false),

@@ -1901,7 +1901,7 @@ impl Tracker {
     /// card turned face down.
     fn set_aside_seen_at_rack(&mut self, ti: usize, frame: u64, out: &mut Vec<TrackEventKind>) -> bool {
         let new_id = self.tracks[ti].id;
-        if !self.sets_aside(TableZone::Dealer, Some((new_id, self.tracks[ti].face_up, frame))) {
+        if !self.sets_aside(TableZone::Dealer, self.tracks[ti].face_up) {
             return false;
         }
         let exposed = |t: &Track| {
@@ -2465,7 +2465,7 @@ impl Tracker {
     ) {
         match self.phase {
             RoundPhase::Dealing if abandoned => {}
-            RoundPhase::Dealing if self.sets_aside(from, card) => {
+            RoundPhase::Dealing if card.is_some_and(|(_, face_up, _)| self.sets_aside(from, face_up)) => {
                 // One face-up dealer card to the rack is the exposed card left out, not the deal
                 // taken back: its delivery no longer counts, and the next card to the dealer is
                 // the hand's.
@@ -2513,25 +2513,23 @@ impl Tracker {
         }
     }
 
-    /// Whether card `card` (id, face up, arrival frame) collected from `from` during the deal is
-    /// the exposed dealer card set aside: the ruleset sets such a card aside
-    /// (`Consequence::DealerCardSetAside`, fortune3cp-2008 Art. 11(2)), it came from the dealer's
-    /// hand face up, and none was set aside yet this deal. A face-down card, or a second one, to
-    /// the rack is the deal taken back as before.
-    fn sets_aside(&self, from: TableZone, card: Option<(u32, bool, u64)>) -> bool {
-        use crate::rules::{Consequence, IrregularityKind};
-        let rule = self.rs.irregularity(IrregularityKind::DealerCardExposed);
+    /// Whether a card collected from `from` during the deal, face up or not, is the exposed
+    /// dealer card set aside: the ruleset sets such a card aside (`Consequence::DealerCardSetAside`,
+    /// fortune3cp-2008 Art. 11(2)), it came from the dealer's hand face up, and none was set aside
+    /// yet this deal. A face-down card, or a second one, to the rack is the deal taken back as
+    /// before.
+    fn sets_aside(&self, from: TableZone, face_up: bool) -> bool {
         from == TableZone::Dealer
+            && face_up
             && !self.set_aside_done
-            && card.is_some_and(|(_, face_up, _)| face_up)
-            && rule.is_some_and(|r| r.consequence == Consequence::DealerCardSetAside)
+            && self.rs.exposed_dealer_card() == Some(crate::rules::Consequence::DealerCardSetAside)
     }
 
     /// Whether a dealer card lies face up in the dealer's hand during the deal where the ruleset
     /// has such a card set aside and replaced (fortune3cp-2008 Art. 11(2)), none set aside yet:
     /// the hand's last card is still to come.
     fn set_aside_due(&self) -> bool {
-        self.sets_aside(TableZone::Dealer, Some((0, true, 0)))
+        self.sets_aside(TableZone::Dealer, true)
             && self
                 .tracks
                 .iter()

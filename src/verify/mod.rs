@@ -757,10 +757,7 @@ impl Verifier {
             let seat = Self::seat_of_zone(zone);
             let detail = format!("a dealer card (no. {order}) was dealt face up");
             self.raise(IrregularityKind::DealerCardExposed, seat, frame, t, detail, None, out);
-            let sets_aside = self
-                .rs
-                .irregularity(IrregularityKind::DealerCardExposed)
-                .is_some_and(|rule| rule.consequence == Consequence::DealerCardSetAside);
+            let sets_aside = self.rs.exposed_dealer_card() == Some(Consequence::DealerCardSetAside);
             let r = self.round.as_mut().expect("checked");
             if sets_aside && !r.aside_done && r.aside_pending.is_none() {
                 // fortune3cp-2008 Art. 11(2): the card is left out, face up, and the hand gets
