@@ -618,6 +618,12 @@ struct Track {
     revived: Option<(u64, u64)>,
     /// Frames in a row its place was seen bare while it was unseen (see [`VACANT_FRAMES`]).
     bare_frames: u32,
+    /// Frames in a row its place looked like the empty table while it lay there in view, on
+    /// the side it shows now (a back printed in the felt's colour).
+    felt_like_frames: u32,
+    /// Its place looked like the empty table for [`VACANT_FRAMES`] frames while it lay there in
+    /// view on this side: that place seen bare says nothing of whether it was taken.
+    looks_like_felt: bool,
 }
 
 impl Track {
@@ -693,14 +699,19 @@ pub struct Tracker {
     abandoned_at: Option<u64>,
     /// Centre of the shoe zone, if the calibration has one.
     shoe: Option<Point>,
-    /// Frames (first, last) whose track state goes to stderr: `TABLECAM_TRACK_DEBUG=FIRST-LAST`,
-    /// for tuning on a kept session (docs/pipeline.md).
-    debug: Option<(u64, u64)>,
+    /// Frame ranges (first, last) whose track state goes to stderr:
+    /// `TABLECAM_TRACK_DEBUG=FIRST-LAST[,FIRST-LAST...]`, for tracing several rounds of a kept
+    /// session in one run (docs/pipeline.md).
+    debug: Vec<(u64, u64)>,
     /// Zones whose cards were gathered for the discard rack this round, with
     /// the frame the first of them left the zone.
     gathered: BTreeMap<TableZone, u64>,
     /// The exposed dealer card set aside this deal ([`TrackEventKind::SetAside`]; once a deal).
     set_aside_done: bool,
+    /// Tracks of this round whose back looked like the empty table where the card lay in view
+    /// ([`Track::looks_like_felt`]): a deck's backs are one print, so from [`FELT_BACK_CARDS`] of
+    /// them on no card's place seen bare face down is taken for a card gone.
+    felt_backs: BTreeSet<u32>,
 }
 
 /// Cards first seen within this distance of the shoe are new cards out of it.
@@ -802,6 +813,10 @@ const STALE_SHARE: f64 = 0.4;
 /// A track found still this far (share of a card's width) from where it lay still has moved
 /// off that place (farther than detections jitter, nearer than a hand's cards lie).
 const MOVED_SHARE: f64 = 0.25;
+/// A track given back its card from a place at least this far (share of a card's width) had
+/// strayed onto a neighbour of the hand (they lie about half a card apart, 0.55 on the
+/// simulator's tables), not onto a piece of its own card (a third of a card off, at most).
+const STRAYED_NEIGHBOUR_SHARE: f64 = 0.45;
 /// Two tracks first seen and arriving within this many frames of each other can be one card
 /// measured as two pieces (see `Tracker::split_arrival`).
 const SPLIT_FRAMES: u64 = 2;
@@ -819,6 +834,9 @@ const LOST_IN_PLACE_SHARE: f64 = 0.5;
 /// against the 250 ms target). A whole hand gone at once is left to the gathering rules (a fold),
 /// and the rest of the round, when cards are turned over and squared, keeps the patient rules.
 const VACANT_FRAMES: u32 = 4;
+/// Cards of a round whose backs looked like the empty table where they lay in view for the
+/// deck's backs to be taken for felt-coloured (two: one might be a track on a print of the felt).
+const FELT_BACK_CARDS: usize = 2;
 /// Of the points sampled on a place, at most this share may differ from the empty table for the
 /// place to count as bare (one point in 13: a printed line's edge, a chip's shadow).
 const VACANT_CHANGED_SHARE: f64 = 0.1;
@@ -894,11 +912,9 @@ impl Tracker {
             abandoned_at: None,
             gathered: BTreeMap::new(),
             set_aside_done: false,
+            felt_backs: BTreeSet::new(),
             shoe: geometry.calibration.zones.iter().find(|z| z.kind == ZoneKind::Shoe).map(|z| z.polygon_mm.centroid()),
-            debug: std::env::var("TABLECAM_TRACK_DEBUG").ok().and_then(|v| {
-                let (a, b) = v.split_once('-')?;
-                Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
-            }),
+            debug: std::env::var("TABLECAM_TRACK_DEBUG").map(|v| debug_ranges(&v)).unwrap_or_default(),
         })
     }
 
@@ -1501,7 +1517,7 @@ impl Tracker {
             self.last_activity = frame;
         }
         self.advance_phase(frame, &mut out);
-        if self.debug.is_some_and(|(a, b)| (a..=b).contains(&frame)) {
+        if self.debug.iter().any(|&(a, b)| (a..=b).contains(&frame)) {
             self.debug_dump(frame, &points, &out);
         }
         let time_ms = obs.time_ms;
@@ -1515,7 +1531,7 @@ impl Tracker {
         eprintln!("  at {}", at.join(" "));
         for t in &self.tracks {
             eprintln!(
-                "  #{} {:?}{} ({:.0},{:.0}) v{:.1} hits {} missed {} bare {} up {} zone {:?} cand {:?}/{} arrived {} id {:?} named {:?} sure {:?} readings {:?}",
+                "  #{} {:?}{} ({:.0},{:.0}) v{:.1} hits {} missed {} bare {} felt {}/{} up {} zone {:?} cand {:?}/{} arrived {} id {:?} named {:?} sure {:?} readings {:?}",
                 t.id,
                 self.zone_of(t.pos),
                 if t.confirmed { "" } else { " unconfirmed" },
@@ -1525,6 +1541,8 @@ impl Tracker {
                 t.hits,
                 t.missed,
                 t.bare_frames,
+                t.felt_like_frames,
+                t.looks_like_felt,
                 t.face_up,
                 t.zone,
                 t.candidate,
@@ -1651,6 +1669,9 @@ impl Tracker {
                 t.face_streak = 0;
                 t.face_streak_named = false;
                 t.votes.clear();
+                // the other side is another print: whether it looks like felt is learnt anew
+                t.felt_like_frames = 0;
+                t.looks_like_felt = false;
                 if t.zone.is_some() {
                     changes.turned = Some(t.face_up);
                 }
@@ -1947,9 +1968,18 @@ impl Tracker {
     /// of face is reported as a turn.
     fn adopt(&mut self, ti: usize, mut o: Track, zone: TableZone, frame: u64, out: &mut Vec<TrackEventKind>) {
         let n = &self.tracks[ti];
-        // taken to another place (a turned card found beside where it lay): remember the place
-        let moved = MOVED_SHARE * self.geometry.calibration.card_size_mm[0];
-        o.moved_from = (o.arrived && o.home.dist(n.pos) > moved).then_some((o.home, frame));
+        // taken to another place (a turned card found beside where it lay): remember the place.
+        // Given back the place it had left (a stale take-over) from a place as far off as a
+        // neighbour in the hand lies, it had strayed onto that neighbour: remembered, the
+        // neighbour's track born there gave it that place again, and back and forth frame after
+        // frame (fortune3cp-2008 seed 9, rounds 7 and 30). A piece nearer is left remembered: a
+        // track born on it while it lasts is the same card's (a hand turning a card over).
+        let w = self.geometry.calibration.card_size_mm[0];
+        let moved = MOVED_SHARE * w;
+        let off_a_neighbour = o
+            .moved_from
+            .is_some_and(|(from, _)| from.dist(n.pos) <= moved && o.home.dist(n.pos) >= STRAYED_NEIGHBOUR_SHARE * w);
+        o.moved_from = (o.arrived && !off_a_neighbour && o.home.dist(n.pos) > moved).then_some((o.home, frame));
         o.pos = n.pos;
         o.home = n.pos;
         o.vel = n.vel;
@@ -2355,6 +2385,8 @@ impl Tracker {
             turned_down_at: None,
             revived: None,
             bare_frames: 0,
+            felt_like_frames: 0,
+            looks_like_felt: false,
         }
     }
 
@@ -2379,10 +2411,37 @@ impl Tracker {
         // A card seen at the place is this card, tracked afresh (its track pulled off by a piece
         // measured wrong: Q Poker seed 7, a clean round), not a neighbour.
         let at_place = |t: &Track| points.iter().any(|(p, _)| p.dist(t.home) < VACANT_OWN_SHARE * w);
-        let bare = |t: &Track| t.missed > 0 && !at_place(t) && changes.is_some_and(|m| self.place_bare(m, t, &seen));
+        let felt_backs = self.felt_backs.len() >= FELT_BACK_CARDS;
+        let bare = |t: &Track| {
+            let felt_like = t.looks_like_felt || (felt_backs && !t.face_up);
+            t.missed > 0 && !felt_like && !at_place(t) && changes.is_some_and(|m| self.place_bare(m, t, &seen))
+        };
         let now: Vec<bool> = self.tracks.iter().chain(self.lost.iter().map(|(t, _)| t)).map(bare).collect();
         for (t, b) in self.tracks.iter_mut().chain(self.lost.iter_mut().map(|(t, _)| t)).zip(now) {
             t.bare_frames = if b { t.bare_frames + 1 } else { 0 };
+        }
+        // A card that looks like the empty table where it lies in view (a deck whose backs are
+        // printed in the felt's green, fortune3cp-2008 seed 9: a player's peek hid a hand for
+        // ten frames and its middle card "left its place bare", reported removed and then
+        // swapped): its place seen bare is no sign it was taken, and the patient rules judge
+        // it. A hand's middle card, crossed by its neighbours' edges, never looks like felt
+        // itself; the hand's top card does, and the deck's backs are one print.
+        if let Some(m) = changes {
+            let w = self.geometry.calibration.card_size_mm[0];
+            let felt_like: Vec<bool> = self
+                .tracks
+                .iter()
+                .map(|t| t.missed == 0 && t.pos.dist(t.home) < VACANT_OWN_SHARE * w && self.place_bare(m, t, &[]))
+                .collect();
+            for (t, f) in self.tracks.iter_mut().zip(felt_like) {
+                if t.missed == 0 {
+                    t.felt_like_frames = if f { t.felt_like_frames + 1 } else { 0 };
+                    t.looks_like_felt |= t.felt_like_frames >= VACANT_FRAMES;
+                    if t.looks_like_felt && !t.face_up {
+                        self.felt_backs.insert(t.id);
+                    }
+                }
+            }
         }
     }
 
@@ -2665,6 +2724,8 @@ impl Tracker {
         self.dealt.clear();
         self.abandoned_at = None;
         self.set_aside_done = false;
+        // the next round may bring another deck
+        self.felt_backs.clear();
         // Cards of the round are done with; a card still seen later starts afresh.
         self.tracks.retain(|t| t.zone.is_none() && !t.arrived);
         self.lost.clear();
@@ -2707,12 +2768,30 @@ struct TrackChanges {
     left: Option<TableZone>,
 }
 
+/// `FIRST-LAST[,FIRST-LAST...]` as frame ranges; a malformed range is skipped (a debugging aid,
+/// never a reason to stop the pipeline).
+fn debug_ranges(spec: &str) -> Vec<(u64, u64)> {
+    spec.split(',')
+        .filter_map(|range| {
+            let (a, b) = range.split_once('-')?;
+            Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::calib::{layout, Polygon};
     use crate::rules::RulesetId;
     use std::path::Path;
+
+    #[test]
+    fn debug_ranges_read_several_ranges_and_skip_malformed_ones() {
+        assert_eq!(debug_ranges("2690-2780,13600-13725"), vec![(2690, 2780), (13600, 13725)]);
+        assert_eq!(debug_ranges(" 5 - 9 ,x-3,12"), vec![(5, 9)]);
+        assert!(debug_ranges("").is_empty());
+    }
 
     fn tracker() -> (Tracker, TableGeometry) {
         let c =
@@ -3413,6 +3492,38 @@ mod tests {
         assert!(removed.is_empty(), "{removed:?}");
     }
 
+    /// Fortune 2008 seed 9, rounds 7 and 30: seat 7's third card landed 35 mm from the second;
+    /// under the dealer's arm the second was measured once between the two, and its track went
+    /// on to the third card and lay still there. A new track took up the second card at its
+    /// place and gave it back to its track (the stale take-over); then a new track on the third
+    /// card gave the track back *there*, as if the third card's place were one the second had
+    /// left, and so on frame after frame: the third card never arrived ("seat 7 has 2 cards").
+    #[test]
+    fn a_track_given_back_its_card_does_not_take_the_card_beside_it_again() {
+        let (mut t, g) = tracker();
+        let spot = |i: usize| hand_spot(&g, 3, i);
+        let between = Point::new((spot(1).x + spot(2).x) / 2.0, (spot(1).y + spot(2).y) / 2.0);
+        let mut dealt = Vec::new();
+        let n0 = 60;
+        for n in 0..n0 + 60 {
+            let cards = match n {
+                _ if n < n0 => sliding_hand(&g, 3, 2, n),
+                // the arm over the hand as the third card lands
+                _ if n == n0 || n == n0 + 1 || n == n0 + 3 => vec![],
+                // card 1 measured between its place and the third card's
+                _ if n == n0 + 2 => vec![back_at(&g, spot(0)), back_at(&g, between)],
+                _ => (0..3).map(|i| back_at(&g, spot(i))).collect(),
+            };
+            for e in t.push(&frame_at(n, cards)) {
+                if let TrackEventKind::Dealt { zone, order, .. } = e.kind {
+                    dealt.push((n, zone, order));
+                }
+            }
+        }
+        assert_eq!(dealt.len(), 3, "{dealt:?}");
+        assert!(dealt.iter().all(|(_, z, _)| *z == TableZone::Seat(3)), "{dealt:?}");
+    }
+
     /// Stud seed 7, two player cards exposed: as the dealer turned the exposed card face down,
     /// the card went unseen for two frames while a piece of the dealer's hand lay 25 mm beside
     /// it; the card's track took the piece for the card, a new track took up the card when it
@@ -3949,14 +4060,46 @@ mod tests {
     /// Stud seed 7 `card_removed` (session 34): a card palmed from a hand while the players
     /// decided was reported 1.3 s after it went, the waits for an arm over it run out. Its place
     /// seen bare (the felt, or its neighbours as measured) with the rest of the hand in view, it
-    /// is removed at once; under an arm (the place changed) it is waited for as before.
+    /// is removed at once; under an arm (the place changed) it is waited for as before. So is a
+    /// card whose place looked like the empty table while it lay there in view (fortune3cp-2008
+    /// seed 9: a deck with green backs; a peek hid a hand, and a card was "removed" and swapped).
     #[test]
     fn a_card_whose_place_is_seen_bare_is_removed_at_once() {
-        let run = |changed: bool| {
+        #[derive(Clone, Copy, Debug)]
+        enum Place {
+            /// the empty table where no card lies, the cards seen changed from it
+            Bare,
+            /// changed everywhere (an arm over the table)
+            Covered,
+            /// unchanged everywhere: the cards look like the felt
+            FeltLike,
+            /// the backs look like the felt but seat 3's middle card, which shows the edges of
+            /// the card on top of it (only there, and only where that card does not lie)
+            FeltLikeButOne,
+        }
+        let run = |place: Place| {
             let (mut t, g) = tracker();
             let per = usize::from(Ruleset::new(RulesetId::Fortune3cp2025).cards_per_hand);
             let (cols, rows) = (g.calibration.image_width / 4, g.calibration.image_height / 4);
-            let map = ChangeMap::new(4, cols, rows, vec![changed; cols as usize * rows as usize]).map(Arc::new);
+            let quad = |seat: u8, i: usize| Polygon(back_at(&g, hand_spot(&g, seat, i)).quad.to_vec());
+            // the map with seat 3's cards `lying` at their places and seat 5's hand
+            let map = |lying: &[usize]| {
+                let mut quads: Vec<Polygon> = lying.iter().map(|&i| quad(3, i)).collect();
+                quads.extend((0..per).map(|i| quad(5, i)));
+                let (middle, top) = (quad(3, 1), quad(3, 2));
+                let middle_lies = lying.contains(&1);
+                let cells = (0..rows)
+                    .flat_map(|r| (0..cols).map(move |c| Point::new(f64::from(c * 4 + 2), f64::from(r * 4 + 2))))
+                    .map(|px| match place {
+                        Place::Bare => quads.iter().any(|q| q.contains(px)),
+                        Place::Covered => true,
+                        Place::FeltLike => false,
+                        Place::FeltLikeButOne => middle_lies && middle.contains(px) && !top.contains(px),
+                    })
+                    .collect();
+                ChangeMap::new(4, cols, rows, cells).map(Arc::new)
+            };
+            let (whole, taken) = (map(&(0..per).collect::<Vec<_>>()), map(&[0, 2]));
             let full = 20 * per as u64 + 50;
             let mut removed = None;
             for n in 0..full + 120 {
@@ -3967,8 +4110,10 @@ mod tests {
                 if n >= full {
                     cards.remove(1);
                 }
+                cards.extend(sliding_hand(&g, 5, per, n));
                 let time_ms = n as f64 * 1000.0 / 30.0;
-                let obs = FrameObservations { frame: n, time_ms, cards, spots: vec![], changes: map.clone() };
+                let changes = if n >= full { taken.clone() } else { whole.clone() };
+                let obs = FrameObservations { frame: n, time_ms, cards, spots: vec![], changes };
                 for e in t.push(&obs) {
                     if let TrackEventKind::Removed { seen_bare, .. } = e.kind {
                         removed = removed.or(Some((n - full, seen_bare)));
@@ -3977,10 +4122,13 @@ mod tests {
             }
             removed
         };
-        assert_eq!(run(false), Some((u64::from(VACANT_FRAMES) - 1, true)));
+        assert_eq!(run(Place::Bare), Some((u64::from(VACANT_FRAMES) - 1, true)));
         let opts = TrackerOptions::default();
         let patient = u64::from(opts.occlusion_frames + opts.revive_frames);
-        assert!(run(true).is_some_and(|(after, bare)| !bare && after >= patient), "{:?}", run(true));
+        for place in [Place::Covered, Place::FeltLike, Place::FeltLikeButOne] {
+            let r = run(place);
+            assert!(r.is_some_and(|(after, bare)| !bare && after >= patient), "{place:?}: {r:?}");
+        }
     }
 
     /// Stud seed 7, a hand passed over: the deal was declared over only after 32 idle frames
