@@ -45,6 +45,14 @@ fn a_one_round_evaluation_prints_one_consistent_json_object() {
     assert_eq!(v["by_ruleset"]["qpoker-2004"]["rounds"], 1);
     assert_eq!(v["by_scenario"]["player_card_exposed"]["flags_expected"], 1);
     assert!(n("frames") > 100, "the session's frames went through the pipeline");
+    // what it got wrong, listed: as many findings of each kind as the tally counts
+    let findings = v["findings"][0][1].as_array().unwrap_or_else(|| panic!("findings missing: {v}"));
+    let count = |kind: &str| findings.iter().filter(|f| f["finding"] == kind).count() as u64;
+    assert_eq!(count("false_flag"), n("false_flags"), "{v}");
+    assert_eq!(count("missed_flag"), n("flags_expected") - n("flags_found"), "{v}");
+    assert_eq!(count("wrong_outcome"), n("outcomes_wrong"), "{v}");
+    assert_eq!(count("unverified"), n("unverified"), "{v}");
+    assert_eq!(count("missing_outcome"), n("outcomes_missing"), "{v}");
     // Progress went to stderr, and what the pipeline said is kept next to the session.
     assert!(stderr.contains("[1/1]"), "{stderr}");
     let session = std::fs::read_dir(&out).expect("out").flatten().next().expect("a session folder").path();

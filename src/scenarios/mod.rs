@@ -39,7 +39,7 @@ use crate::rules::{Ruleset, RulesetId};
 use crate::sim::script::{Scenario, FPS};
 use crate::sim::session::{simulate, SessionSpec, SIM_VERSION};
 use crate::source::VideoFileSource;
-pub use score::{score_session, FlagDelay, FlagLatency, Tally, TruthRound};
+pub use score::{score_session, Finding, FlagDelay, FlagLatency, Tally, TruthRound};
 
 /// Arguments of `tablecam eval-scenarios`.
 #[derive(Debug, Clone, clap::Args)]
@@ -182,6 +182,9 @@ pub struct Summary {
     pub models: Vec<String>,
     /// Per session: its name and tally.
     pub sessions: Vec<(String, Tally)>,
+    /// Per session: its name and what it got wrong (false and missed flags, wrong, unverified
+    /// and missing outcomes), round by round, to trace (docs/pipeline.md).
+    pub findings: Vec<(String, Vec<Finding>)>,
 }
 
 fn size_of(size: &str) -> Result<(u32, u32), PipelineError> {
@@ -359,6 +362,7 @@ pub fn evaluate(
         .map(|p| p.display().to_string())
         .collect(),
         sessions: Vec::new(),
+        findings: Vec::new(),
     };
     let mut latencies = Vec::new();
     let mut pipeline_s = 0.0;
@@ -377,7 +381,7 @@ pub fn evaluate(
             pipeline_s += secs;
             summary.frames += frames;
             let truth = read_truth(&dir)?;
-            let (tally, lat) = score_session(&truth, &events);
+            let (tally, lat, findings) = score_session(&truth, &events);
             eprintln!(
                 "[{}/{}] {}: {frames} frames in {secs:.1} s; flags {}/{} found, {} false; outcomes {} correct, {} wrong, {} unverified, {} missing",
                 i + 1,
@@ -391,11 +395,16 @@ pub fn evaluate(
                 tally.unverified,
                 tally.outcomes_missing
             );
+            // what to trace: unverified rounds are many (recognition), so only the rest is listed
+            for f in findings.iter().filter(|f| !matches!(f, Finding::Unverified { .. })) {
+                eprintln!("    {f}");
+            }
             summary.total.add(&tally);
             summary.by_ruleset.entry(case.ruleset.to_string()).or_default().add(&tally);
             summary.by_scenario.entry(case.scenario.name()).or_default().add(&tally);
             summary.by_deck.entry(if enrolled { "enrolled" } else { "unseen" }.into()).or_default().add(&tally);
             summary.sessions.push((case.name(), tally));
+            summary.findings.push((case.name(), findings));
             latencies.extend(lat);
         }
         Ok::<(), PipelineError>(())

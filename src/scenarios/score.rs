@@ -65,6 +65,77 @@ pub struct FlagDelay {
     pub from_shown: i64,
 }
 
+/// Something a session's events got wrong against its truth, named by round and frame so it can
+/// be traced (`TABLECAM_TRACK_DEBUG`, docs/pipeline.md): the tally counts them, this says which.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "finding", rename_all = "snake_case")]
+pub enum Finding {
+    /// A flag in force that the truth does not expect.
+    FalseFlag {
+        /// The truth's round index (from 0).
+        round: u32,
+        /// The flag's frame.
+        frame: u64,
+        /// The irregularity flagged.
+        irregularity: IrregularityKind,
+        /// Its hand.
+        seat: Option<u8>,
+        /// The flag's own words.
+        detail: String,
+    },
+    /// A flag the regulation requires that was not raised.
+    MissedFlag {
+        /// The truth's round index.
+        round: u32,
+        /// The first frame that shows it.
+        frame: u64,
+        /// The irregularity.
+        irregularity: IrregularityKind,
+        /// Its hand.
+        seat: Option<u8>,
+    },
+    /// A verified outcome that the truth's settlement contradicts.
+    WrongOutcome {
+        /// The truth's round index.
+        round: u32,
+        /// The outcome's frame.
+        frame: u64,
+    },
+    /// An outcome marked unverified, with the verifier's reasons.
+    Unverified {
+        /// The truth's round index.
+        round: u32,
+        /// The outcome's frame.
+        frame: u64,
+        /// What could not be verified.
+        reasons: Vec<String>,
+    },
+    /// A round without any outcome event.
+    MissingOutcome {
+        /// The truth's round index.
+        round: u32,
+    },
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let seat = |s: &Option<u8>| s.map(|s| format!(" seat {s}")).unwrap_or_default();
+        match self {
+            Finding::FalseFlag { round, frame, irregularity, seat: s, detail } => {
+                write!(f, "round {} frame {frame}: false {}{}: {detail}", round + 1, irregularity.as_str(), seat(s))
+            }
+            Finding::MissedFlag { round, frame, irregularity, seat: s } => {
+                write!(f, "round {} frame {frame}: missed {}{}", round + 1, irregularity.as_str(), seat(s))
+            }
+            Finding::WrongOutcome { round, frame } => write!(f, "round {} frame {frame}: wrong outcome", round + 1),
+            Finding::Unverified { round, frame, reasons } => {
+                write!(f, "round {} frame {frame}: unverified: {}", round + 1, reasons.join("; "))
+            }
+            Finding::MissingOutcome { round } => write!(f, "round {}: no outcome", round + 1),
+        }
+    }
+}
+
 /// The settlement's status and bets.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct TruthSettlement {
@@ -207,8 +278,8 @@ struct Raised<'a> {
     flag: &'a RoundFlag,
 }
 
-/// Scores a session: its tally and, per flag found, its latency.
-pub fn score_session(truth: &[TruthRound], events: &[Event]) -> (Tally, Vec<FlagDelay>) {
+/// Scores a session: its tally, per flag found its latency, and what it got wrong, round by round.
+pub fn score_session(truth: &[TruthRound], events: &[Event]) -> (Tally, Vec<FlagDelay>, Vec<Finding>) {
     // Which truth round each round id belongs to: the one holding its first event.
     let mut round_of_id: BTreeMap<&str, usize> = BTreeMap::new();
     for e in events {
@@ -223,18 +294,19 @@ pub fn score_session(truth: &[TruthRound], events: &[Event]) -> (Tally, Vec<Flag
         None => round_at(truth, e.frame),
     };
     let mut flags: Vec<Vec<Raised>> = truth.iter().map(|_| Vec::new()).collect();
-    let mut outcomes: Vec<Option<&RoundOutcome>> = vec![None; truth.len()];
+    let mut outcomes: Vec<Option<(u64, &RoundOutcome)>> = vec![None; truth.len()];
     for e in events {
         let Some(r) = round_of(e) else { continue };
         match &e.body {
             EventBody::RoundFlag(f) => flags[r].push(Raised { frame: e.frame, flag: f }),
             // The last outcome of a round is the one in force (corrections supersede).
-            EventBody::RoundOutcome(o) => outcomes[r] = Some(o),
+            EventBody::RoundOutcome(o) => outcomes[r] = Some((e.frame, o)),
             _ => {}
         }
     }
     let mut tally = Tally::default();
     let mut latencies = Vec::new();
+    let mut findings = Vec::new();
     for (r, round) in truth.iter().enumerate() {
         tally.rounds += 1;
         tally.outcomes_total += 1;
@@ -249,6 +321,14 @@ pub fn score_session(truth: &[TruthRound], events: &[Event]) -> (Tally, Vec<Flag
                 .iter()
                 .enumerate()
                 .find(|(i, x)| !matched[*i] && x.flag.irregularity == want.kind && x.flag.seat == want.seat);
+            if hit.is_none() {
+                findings.push(Finding::MissedFlag {
+                    round: round.index,
+                    frame: want.visible_from_frame,
+                    irregularity: want.kind,
+                    seat: want.seat,
+                });
+            }
             if let Some((i, x)) = hit {
                 matched[i] = true;
                 tally.flags_found += 1;
@@ -280,19 +360,39 @@ pub fn score_session(truth: &[TruthRound], events: &[Event]) -> (Tally, Vec<Flag
             }
         }
         tally.false_flags += matched.iter().filter(|m| !**m).count() as u64;
-        if let Some(o) = outcomes[r] {
+        findings.extend(in_force.iter().zip(&matched).filter(|(_, m)| !**m).map(|(x, _)| Finding::FalseFlag {
+            round: round.index,
+            frame: x.frame,
+            irregularity: x.flag.irregularity,
+            seat: x.flag.seat,
+            detail: x.flag.detail.clone(),
+        }));
+        if let Some((_, o)) = outcomes[r] {
             let (by_rank, wrong) = cards_by_rank(o, round.round.as_ref());
             tally.cards_by_rank += by_rank;
             tally.cards_by_rank_wrong += wrong;
         }
         match outcomes[r] {
-            None => tally.outcomes_missing += 1,
-            Some(o) if o.verification.status == VerificationStatus::Unverified => tally.unverified += 1,
-            Some(o) if outcome_matches(o, &round.settlement) => tally.outcomes_correct += 1,
-            Some(_) => tally.outcomes_wrong += 1,
+            None => {
+                tally.outcomes_missing += 1;
+                findings.push(Finding::MissingOutcome { round: round.index });
+            }
+            Some((frame, o)) if o.verification.status == VerificationStatus::Unverified => {
+                tally.unverified += 1;
+                findings.push(Finding::Unverified {
+                    round: round.index,
+                    frame,
+                    reasons: o.verification.reasons.clone(),
+                });
+            }
+            Some((_, o)) if outcome_matches(o, &round.settlement) => tally.outcomes_correct += 1,
+            Some((frame, _)) => {
+                tally.outcomes_wrong += 1;
+                findings.push(Finding::WrongOutcome { round: round.index, frame });
+            }
         }
     }
-    (tally, latencies)
+    (tally, latencies, findings)
 }
 
 /// The outcome's cards known by their rank only, and how many of them the truth's hand (or the
@@ -469,7 +569,7 @@ mod tests {
             ev("r2", 120, EventBody::RoundFlag(flag(1, IrregularityKind::DuplicateCard, None, None))),
             ev("r2", 190, outcome(VerificationStatus::Unverified, 1.0)),
         ];
-        let (tally, lat) = score_session(&t, &events);
+        let (tally, lat, findings) = score_session(&t, &events);
         assert_eq!(
             tally,
             Tally {
@@ -488,6 +588,31 @@ mod tests {
             }
         );
         assert!(tally.consistent());
+        // each false flag and the unverified round, named by round and frame
+        let false_flag = |round, frame, irregularity| Finding::FalseFlag {
+            round,
+            frame,
+            irregularity,
+            seat: None,
+            detail: String::new(),
+        };
+        assert_eq!(
+            findings,
+            vec![
+                false_flag(0, 40, IrregularityKind::WrongDealOrder),
+                false_flag(1, 120, IrregularityKind::DuplicateCard),
+                Finding::Unverified { round: 1, frame: 190, reasons: vec![] },
+            ]
+        );
+        assert_eq!(findings[0].to_string(), "round 1 frame 40: false wrong_deal_order: ");
+        // without the flag the regulation requires: missed, named at the frame that shows it
+        let (_, _, findings) = score_session(&t, &events[..1]);
+        assert_eq!(
+            findings[0],
+            Finding::MissedFlag { round: 0, frame: 20, irregularity: k, seat: Some(1) },
+            "{findings:?}"
+        );
+        assert!(findings.contains(&Finding::MissingOutcome { round: 1 }), "{findings:?}");
         assert_eq!(lat, vec![FlagDelay { kind: k, from_visible: 3, from_shown: 1 }]);
         let l = FlagLatency::of(&[lat[0].from_visible], 30.0);
         assert_eq!((l.p50_ms, l.within_250ms), (Some(100.0), 1));
@@ -519,15 +644,15 @@ mod tests {
             ]
         };
         let t = truth(vec![want(Some(1))]);
-        let (tally, lat) = score_session(&t, &events(Some(1), IrregularityKind::CardRemoved));
+        let (tally, lat, _) = score_session(&t, &events(Some(1), IrregularityKind::CardRemoved));
         assert_eq!((tally.flags_found, tally.false_flags), (1, 0));
         // No shown_by_frame (an older session): counted from the visible frame.
         assert_eq!(lat, vec![FlagDelay { kind: k, from_visible: 5, from_shown: 5 }]);
         // Through a chain of the same irregularity, back to the first.
-        let (_, lat) = score_session(&t, &events(Some(1), k));
+        let (_, lat, _) = score_session(&t, &events(Some(1), k));
         assert_eq!(lat[0].from_visible, 1);
         // The refined flag names another seat: not found, and counted false.
-        let (tally, lat) = score_session(&t, &events(Some(2), k));
+        let (tally, lat, _) = score_session(&t, &events(Some(2), k));
         assert_eq!((tally.flags_found, tally.false_flags, lat.len()), (0, 1, 0));
     }
 
@@ -562,7 +687,7 @@ mod tests {
     fn a_wrong_payout_is_wrong_and_no_outcome_is_missing() {
         let t = truth(vec![]);
         let events = vec![ev("r1", 10, outcome(VerificationStatus::Verified, 2.0))];
-        let (tally, _) = score_session(&t, &events);
+        let (tally, _, _) = score_session(&t, &events);
         assert_eq!((tally.outcomes_wrong, tally.outcomes_missing, tally.outcomes_correct), (1, 1, 0));
         assert!(tally.consistent());
     }
