@@ -2427,14 +2427,15 @@ impl Tracker {
         // it. A hand's middle card, crossed by its neighbours' edges, never looks like felt
         // itself; the hand's top card does, and the deck's backs are one print.
         if let Some(m) = changes {
-            let w = self.geometry.calibration.card_size_mm[0];
+            // judged once per side: a card known to look like felt is not sampled again each frame
+            let judged = |t: &Track| t.missed == 0 && !t.looks_like_felt;
             let felt_like: Vec<bool> = self
                 .tracks
                 .iter()
-                .map(|t| t.missed == 0 && t.pos.dist(t.home) < VACANT_OWN_SHARE * w && self.place_bare(m, t, &[]))
+                .map(|t| judged(t) && t.pos.dist(t.home) < VACANT_OWN_SHARE * w && self.place_bare(m, t, &[]))
                 .collect();
             for (t, f) in self.tracks.iter_mut().zip(felt_like) {
-                if t.missed == 0 {
+                if judged(t) {
                     t.felt_like_frames = if f { t.felt_like_frames + 1 } else { 0 };
                     t.looks_like_felt |= t.felt_like_frames >= VACANT_FRAMES;
                     if t.looks_like_felt && !t.face_up {
