@@ -1264,22 +1264,36 @@ impl Tracker {
             }
         }
         // Unmatched observations: a card lost in its zone seen again at the same
-        // place, or a new track.
+        // place, or a new track. Lost cards are matched to them closest pairs first, as tracks
+        // are: taken detection by detection along the table's x axis, a hand seen again after it
+        // was turned over gave each lost card the first detection within reach, and a card whose
+        // own detection lay 6 mm off took a piece 22 mm off between it and its neighbour, its
+        // neighbour's track slid onto it in turn, and the hand read as a card swapped (stud
+        // seed 9 round 9).
+        let mut revival: Vec<(f64, usize, u32)> = Vec::new();
+        for (oi, (p, _)) in points.iter().enumerate().filter(|(oi, _)| !obs_used[*oi]) {
+            let zone_here = self.zone_of(*p);
+            for (t, since) in &self.lost {
+                let d = t.pos.dist(*p);
+                if t.zone.is_some() && t.zone == zone_here && d <= self.opts.gate_mm && !self.void_and_unseen(t, *since)
+                {
+                    revival.push((d, oi, t.id));
+                }
+            }
+        }
+        revival.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.2.cmp(&b.2)).then(a.1.cmp(&b.1)));
+        let mut revived_at: Vec<Option<u32>> = vec![None; points.len()];
+        let mut taken: Vec<u32> = Vec::new();
+        for (_, oi, id) in revival {
+            if revived_at[oi].is_none() && !taken.contains(&id) {
+                revived_at[oi] = Some(id);
+                taken.push(id);
+            }
+        }
         for (oi, (p, o)) in points.iter().enumerate() {
             if !obs_used[oi] {
                 let zone_here = self.zone_of(*p);
-                let revived = self
-                    .lost
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, (t, since))| {
-                        t.zone.is_some()
-                            && t.zone == zone_here
-                            && t.pos.dist(*p) <= self.opts.gate_mm
-                            && !self.void_and_unseen(t, *since)
-                    })
-                    .min_by(|a, b| a.1 .0.pos.dist(*p).total_cmp(&b.1 .0.pos.dist(*p)).then(a.1 .0.id.cmp(&b.1 .0.id)))
-                    .map(|(i, _)| i);
+                let revived = revived_at[oi].and_then(|id| self.lost.iter().position(|(t, _)| t.id == id));
                 let resumed = revived.is_none().then(|| self.settling_lost_at(*p, zone_here)).flatten();
                 if let Some((mut t, _)) = revived.map(|i| self.lost.remove(i)).or(resumed) {
                     // in view again: no longer hidden, and judged afresh if lost again
@@ -3850,6 +3864,59 @@ mod tests {
         let after: Vec<&TrackEventKind> = deal.events.iter().filter(|(n, _)| *n >= 200).map(|(_, e)| e).collect();
         assert!(after.iter().any(|e| matches!(e, TrackEventKind::Removed { .. })), "{after:?}");
         assert!(after.iter().any(|e| matches!(e, TrackEventKind::Dealt { .. })), "{after:?}");
+    }
+
+    /// Stud seed 9 round 9: a hand turned over at the reveal came back with a piece between two
+    /// of its cards, first along the table's x axis. Taken detection by detection in that
+    /// order, the last card's lost track took the piece (22 mm off) though its own detection lay
+    /// 4 mm from it, and a new track took its card: the card was turned and read only when that
+    /// track came to count 3 s later (in the trace, never: a card removed and another put in
+    /// its place). Closest pairs first, each card takes its own detection.
+    #[test]
+    fn a_hand_seen_again_gives_each_lost_card_its_own_detection() {
+        let faces: [Card; 6] = ["9C", "4H", "KD", "2S", "7D", "QC"].map(|c| c.parse().unwrap());
+        let (_, g) = tracker();
+        let cw = g.calibration.card_size_mm[0];
+        let deal = deal_seat_3_and_dealer(330, |i, n, p| match (i, n) {
+            // the dealer's cards turned up: the reveal
+            (3..=5, 180..) => vec![(p, Some(faces[i]))],
+            // seat 3's hand out of sight while it is turned over, long enough to be lost
+            (0..=2, 200..=224) => vec![],
+            // seen again face up, with a face-down piece 22 mm short of the last card's place
+            // that stays (in the trace the card's track, kept on such pieces, stayed in view)
+            (2, 225..) => {
+                vec![(Point::new(p.x - 22.0, p.y), None), (Point::new(p.x + 3.0, p.y + 2.0), Some(faces[2]))]
+            }
+            (0..=2, 225..) => vec![(p, Some(faces[i]))],
+            _ => vec![(p, None)],
+        });
+        assert!(0.55 * cw - 22.0 > 10.0, "the piece lies between the cards");
+        let after: Vec<&TrackEventKind> = deal.events.iter().filter(|(n, _)| *n >= 200).map(|(_, e)| e).collect();
+        assert!(
+            !after.iter().any(|e| matches!(e, TrackEventKind::Dealt { .. } | TrackEventKind::Removed { .. })),
+            "{after:?}"
+        );
+        let seat: Vec<u32> = deal
+            .events
+            .iter()
+            .filter_map(|(_, e)| match e {
+                TrackEventKind::Dealt { track, zone: TableZone::Seat(3), .. } => Some(*track),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(seat.len(), 3, "{:?}", deal.events);
+        // each card turned and named as soon as it is seen again (a new track waits 3 s as a
+        // card beyond a full hand before the old one gets its card back)
+        let soon: Vec<&TrackEventKind> =
+            deal.events.iter().filter(|(n, _)| (225..=235).contains(n)).map(|(_, e)| e).collect();
+        for (i, track) in seat.iter().enumerate() {
+            let turned =
+                soon.iter().any(|e| matches!(e, TrackEventKind::Turned { track: k, face_up: true, .. } if k == track));
+            let named = soon.iter().any(
+                |e| matches!(e, TrackEventKind::Identified { track: k, card, .. } if k == track && *card == faces[i]),
+            );
+            assert!(turned && named, "card {i} (track {track}): {after:?}");
+        }
     }
 
     /// Stud seed 7: a hand turned face up under the dealer's hand came back measured one piece
