@@ -306,6 +306,12 @@ pub enum TrackEventKind {
         /// Whether a backend hint started it.
         by_hint: bool,
     },
+    /// The bets as the deal's first card came to rest in a hand, for a round that opened while
+    /// the last one was being collected: the chips seen then were partly the last round's.
+    BetsSeen {
+        /// Bet spots holding chips within [`BETS_SEEN_FRAMES`] of that moment.
+        chips: Vec<SpotPresence>,
+    },
     /// The round moved to another phase.
     Phase {
         /// Before.
@@ -676,6 +682,9 @@ pub struct Tracker {
     next_id: u32,
     phase: RoundPhase,
     in_round: bool,
+    /// The round opened during the last one's collection: its bets are read again when its
+    /// first card comes to rest in a hand ([`TrackEventKind::BetsSeen`]).
+    bets_stale: bool,
     /// Arrivals per zone this round.
     arrivals: BTreeMap<TableZone, u32>,
     /// Cards that arrived in hand, dealer or community zones during the current deal, in order
@@ -732,6 +741,11 @@ const BORN_IN_PLACE_MM: f64 = 10.0;
 
 /// Frames a chip stack is held after it was last seen (presence flicker).
 const CHIP_HOLD_FRAMES: u64 = 3;
+
+/// How recently chips must have been seen on a spot to count as a bet when the deal's first card
+/// lands (see [`TrackEventKind::BetsSeen`]): the dealer's arm may cover a spot beside the hand as
+/// the card lands, and the last round's chips left the table before the new bets were placed.
+pub const BETS_SEEN_FRAMES: u64 = 15;
 
 /// A card of a hand that vanished at most this many frames before the hand's
 /// other cards started for the discard rack went with them: the dealer's hand
@@ -896,6 +910,7 @@ impl Tracker {
             next_id: 1,
             phase: RoundPhase::WaitingForBets,
             in_round: false,
+            bets_stale: false,
             arrivals: BTreeMap::new(),
             dealt: Vec::new(),
             last_activity: 0,
@@ -1336,6 +1351,10 @@ impl Tracker {
         }
         if (next_round || !self.in_round) && any_new {
             self.start_round(frame, false, &mut out);
+            // Opened as the last round's cards went to the rack (fortune3cp-2025 seed 9: 45 frames
+            // before the first card of the deal, the last round's chips still on three spots
+            // whose players bet nothing, each then "0 cards where 3 are dealt").
+            self.bets_stale = next_round;
         }
 
         // Arrivals and moves, in a fixed order: by zone, then along the zone's axis.
@@ -1599,6 +1618,7 @@ impl Tracker {
         self.turned_up = false;
         self.empty_since = None;
         self.last_activity = frame;
+        self.bets_stale = false;
         out.push(TrackEventKind::RoundStarted { chips: self.chips_now(frame), by_hint });
         if !by_hint {
             self.set_phase(RoundPhase::Dealing, "a card left the shoe", frame, out);
@@ -2234,6 +2254,16 @@ impl Tracker {
                         seen_bare: false,
                     });
                 }
+            }
+            if self.bets_stale && matches!(zone, TableZone::Seat(_) | TableZone::Dealer) {
+                self.bets_stale = false;
+                let chips = self
+                    .chips_seen
+                    .iter()
+                    .filter(|(_, &last)| last + BETS_SEEN_FRAMES >= frame)
+                    .map(|(s, _)| *s)
+                    .collect();
+                out.push(TrackEventKind::BetsSeen { chips });
             }
             let n = self.arrivals.entry(zone).or_default();
             *n += 1;
@@ -3864,6 +3894,65 @@ mod tests {
         let after: Vec<&TrackEventKind> = deal.events.iter().filter(|(n, _)| *n >= 200).map(|(_, e)| e).collect();
         assert!(after.iter().any(|e| matches!(e, TrackEventKind::Removed { .. })), "{after:?}");
         assert!(after.iter().any(|e| matches!(e, TrackEventKind::Dealt { .. })), "{after:?}");
+    }
+
+    /// Fortune 2025 seed 9: a round opened as the last round's cards went to the rack (a card
+    /// swept past the shoe), 45 frames before its first card, with the last round's chips still
+    /// on spots whose players bet nothing this round. Its bets are read again as its first card
+    /// comes to rest in a hand; a round opened from an idle table is not read again.
+    #[test]
+    fn a_round_opened_during_the_collection_reads_its_bets_as_its_first_card_lands() {
+        let (mut t, g) = tracker();
+        let ante = |seat| SpotPresence { seat, bet: BetKind::Ante };
+        let (shoe, rack) = (t.shoe.expect("the table has a shoe"), zone_centre(&g, ZoneKind::Discard));
+        let home = hand_spot(&g, 3, 0);
+        let mut events: Vec<(u64, TrackEventKind)> = Vec::new();
+        let mut push = |t: &mut Tracker, n: u64, cards: Vec<CardObservation>, spots: Vec<SpotPresence>| {
+            let obs = FrameObservations { spots, ..frame_at(n, cards) };
+            events.extend(t.push(&obs).into_iter().map(|e| (n, e.kind)));
+        };
+        let along = |a: Point, b: Point, k: f64| Point::new(a.x + (b.x - a.x) * k, a.y + (b.y - a.y) * k);
+        // round 1: bets at seats 3 and 5, seat 3's hand dealt, then turned face up (the reveal)
+        let faces: [Card; 3] = ["9C", "4H", "KD"].map(|c| c.parse().unwrap());
+        let face_up = |o: CardObservation, c: Card| CardObservation { face: ObservedFace::Card(c), face_up: true, ..o };
+        for n in 0..160 {
+            let mut cards = sliding_hand(&g, 3, 3, n);
+            if n >= 120 {
+                cards = cards.into_iter().zip(faces).map(|(o, c)| face_up(o, c)).collect();
+            }
+            push(&mut t, n, cards, vec![ante(3), ante(5)]);
+        }
+        // its cards swept to the rack over 20 frames; a card leaves the shoe meanwhile (the next
+        // round), and the last round's chips go at once, seat 3 betting again
+        let swept = 160..180;
+        for n in swept.clone() {
+            let k = (n - swept.start + 1) as f64 / 20.0;
+            let mut cards: Vec<CardObservation> =
+                (0..3).map(|i| face_up(back_at(&g, along(hand_spot(&g, 3, i), rack, k)), faces[i])).collect();
+            if n >= 170 {
+                cards.push(back_at(&g, along(shoe, home, (n - 170) as f64 / 40.0)));
+            }
+            let spots = if n < 172 { vec![ante(3), ante(5)] } else { vec![ante(3)] };
+            push(&mut t, n, cards, spots);
+        }
+        // the new round's first card flies on to seat 3 and rests there
+        for n in 180..260 {
+            let k = ((n - 170) as f64 / 40.0).min(1.0);
+            push(&mut t, n, vec![back_at(&g, along(shoe, home, k))], vec![ante(3)]);
+        }
+        let started: Vec<u64> =
+            events.iter().filter(|(_, e)| matches!(e, TrackEventKind::RoundStarted { .. })).map(|(n, _)| *n).collect();
+        assert_eq!(started.len(), 2, "{events:?}");
+        let seen: Vec<&(u64, TrackEventKind)> =
+            events.iter().filter(|(_, e)| matches!(e, TrackEventKind::BetsSeen { .. })).collect();
+        assert_eq!(seen.len(), 1, "only the round opened during the collection: {events:?}");
+        let (at, TrackEventKind::BetsSeen { chips }) = seen[0] else { unreachable!() };
+        assert_eq!(chips, &vec![ante(3)], "{events:?}");
+        // reported just before that card is dealt
+        let dealt = events.iter().position(|(n, e)| *n > started[1] && matches!(e, TrackEventKind::Dealt { .. }));
+        let before = events.iter().position(|(_, e)| matches!(e, TrackEventKind::BetsSeen { .. }));
+        assert_eq!(before.map(|b| b + 1), dealt, "{events:?}");
+        assert!(*at > started[1], "{events:?}");
     }
 
     /// Stud seed 9 round 9: a hand turned over at the reveal came back with a piece between two

@@ -391,6 +391,13 @@ impl Verifier {
                     self.early_hints.push(h.clone());
                 }
             }
+            TrackEventKind::BetsSeen { chips } => {
+                // No event of its own: the outcome's wagers and the deal's checks take the bets
+                // from here on (the round's `round.started` listed those of its opening).
+                if let Some(r) = self.round.as_mut() {
+                    r.chips_at_start = chips.clone();
+                }
+            }
             TrackEventKind::Phase { from, to, reason, chips } => {
                 out.push(self.event(frame, t, EventBody::RoundState { from: *from, to: *to, reason: reason.clone() }));
                 if let Some(r) = self.round.as_mut() {
@@ -1696,6 +1703,24 @@ mod tests {
             }));
         }
         flags
+    }
+
+    /// Fortune 2025 seed 9: a round opened as the last one's cards went to the rack, with the
+    /// last round's chips still on seat 2's spot; seat 2 bet nothing this round. Read from the
+    /// opening, seat 2 was skipped in the deal order and held "0 cards where 5 are dealt"; read
+    /// again as the first card lands (`BetsSeen`), nothing is flagged.
+    #[test]
+    fn bets_read_again_as_the_first_card_lands_replace_the_openings() {
+        let ante = |seat| SpotPresence { seat, bet: BetKind::Ante };
+        let stale = [ante(1), ante(2)];
+        let deal = stud_deal_to_seat_1(&stale);
+        let flags = stud_flags(&deal, 60);
+        assert!(flags.iter().any(|(_, f)| f.seat == Some(2)), "a seat with stale chips and no cards: {flags:?}");
+        let mut again = deal.clone();
+        // before the first Dealt (frame 2), in the same frame
+        let first = again.iter().position(|(_, e)| matches!(e, TrackEventKind::Dealt { .. })).unwrap();
+        again.insert(first, (2, TrackEventKind::BetsSeen { chips: vec![ante(1)] }));
+        assert_eq!(stud_flags(&again, 60), vec![]);
     }
 
     /// Q Poker clean seed 44 round 2 (track_verify, 60 sessions): a card swept past the
