@@ -974,7 +974,12 @@ impl Tracker {
     }
 
     fn chips_now(&self, frame: u64) -> Vec<SpotPresence> {
-        self.chips_seen.iter().filter(|(_, &last)| last + CHIP_HOLD_FRAMES >= frame).map(|(s, _)| *s).collect()
+        self.chips_within(frame, CHIP_HOLD_FRAMES)
+    }
+
+    /// Bet spots whose chips were seen within `frames` of `frame`.
+    fn chips_within(&self, frame: u64, frames: u64) -> Vec<SpotPresence> {
+        self.chips_seen.iter().filter(|(_, &last)| last + frames >= frame).map(|(s, _)| *s).collect()
     }
 
     /// The hands (and community spot) the ruleset deals for the bets seen, each with its number
@@ -2257,13 +2262,7 @@ impl Tracker {
             }
             if self.bets_stale && matches!(zone, TableZone::Seat(_) | TableZone::Dealer) {
                 self.bets_stale = false;
-                let chips = self
-                    .chips_seen
-                    .iter()
-                    .filter(|(_, &last)| last + BETS_SEEN_FRAMES >= frame)
-                    .map(|(s, _)| *s)
-                    .collect();
-                out.push(TrackEventKind::BetsSeen { chips });
+                out.push(TrackEventKind::BetsSeen { chips: self.chips_within(frame, BETS_SEEN_FRAMES) });
             }
             let n = self.arrivals.entry(zone).or_default();
             *n += 1;
