@@ -416,15 +416,18 @@ impl PlaneFinder {
             type Fit = (f64, Vec<f64>, f64, f64, (f64, f64));
             let mut best: Option<Fit> = None;
             for (along, across, u) in axes {
-                let profile = self.edge_profile(lab, centre, u, along, across)?;
+                let stock = self.white_share(white, centre, along, across, u)?;
+                let backs = stock < ROW_BACKS_WHITE;
+                // edges read askew where no face shows: a back printed with white too (under
+                // ROW_BACKS_WHITE's strict limit)
+                let profile = self.edge_profile(lab, centre, u, along, across, stock < FACE_WHITE_SHARE)?;
                 let gaps = self.felt_gaps(lab, felt, centre, u, along, across)?;
-                let backs = self.white_share(white, centre, along, across, u)? < ROW_BACKS_WHITE;
                 let (score, lefts) = fit_row_with_gaps(&profile, &gaps, cw, backs);
                 if self.debug_dir.is_some() {
                     // for tuning: each row's fit and the profile it came from
                     let p: Vec<i32> = profile.iter().map(|v| *v as i32).collect();
                     eprintln!(
-                        "row at {centre:?} long {along:.0} cw {cw:.1}: {lefts:.0?} score {score:.1} gaps {gaps:?}\n  {p:?}"
+                        "row at {centre:?} long {along:.0} cw {cw:.1} white {stock:.2}: {lefts:.0?} score {score:.1} gaps {gaps:?}\n  {p:?}"
                     );
                 }
                 if best.as_ref().map_or(true, |b| score > b.0) {
@@ -645,7 +648,8 @@ impl PlaneFinder {
 
     /// Lightness steps across a shape, one value per plane pixel along `u` from the shape's
     /// start: a card's edge runs across the whole shape, a pip or a court figure does not, so
-    /// each value is the step that 7 of 9 samples spread across the shape make.
+    /// each value is the step that 7 of 9 samples spread across the shape make; `askew` (a row
+    /// with no face up), read along lines a little askew where they step more.
     fn edge_profile(
         &self,
         lab: &Mat,
@@ -653,6 +657,7 @@ impl PlaneFinder {
         u: (f64, f64),
         long: f64,
         short: f64,
+        askew: bool,
     ) -> Result<Vec<f64>, LocateError> {
         let v = (-u.1, u.0);
         let n = long.floor().max(0.0) as usize;
@@ -662,36 +667,53 @@ impl PlaneFinder {
         };
         // Lightness along each of 9 lines spread across the shape, TEXTURE_MAX_PERIOD + 1
         // positions beyond both ends so that a step can be taken between windows at any place.
-        let pad = TEXTURE_MAX_PERIOD + 1;
+        let spread = 0.7 * short;
+        let max_shear = if askew { (EDGE_TILT * spread).round().max(0.0) as i32 } else { 0 };
+        let pad = TEXTURE_MAX_PERIOD + 1 + (max_shear / 2 + 1) as usize;
         let mut lines = [(); 9].map(|_| Vec::with_capacity(n + 2 * pad));
         for (j, line) in lines.iter_mut().enumerate() {
-            let sv = (j as f64 / 8.0 - 0.5) * 0.7 * short;
+            let sv = (j as f64 / 8.0 - 0.5) * spread;
             for m in 0..n + 2 * pad {
                 let t = m as f64 - pad as f64 - long / 2.0;
                 line.push(l_at(c.0 + u.0 * t + v.0 * sv, c.1 + u.1 * t + v.1 * sv)?);
             }
         }
-        // per position: the step 7 of 9 samples make between the `k` positions after it and the
-        // `k` before it, of any sign and the same way
-        let profiles = |k: usize| {
+        // Per position: the step 7 of 9 samples make between the `k` positions after it and the
+        // `k` before it, of any sign and the same way, along a line through the position tilted
+        // by up to EDGE_TILT against the shape's axis (each line read `shear` × its place across
+        // the spread further on), the tilt that steps most. A card's edge is a thin straight
+        // line, a pixel or two of white border, and it seldom runs square to the shape's
+        // rectangle: a dealer's cards lie a few degrees apart, and a hand staggered along the
+        // cards' height tilts the rectangle itself. Read square, such an edge steps at a
+        // different place on each line and no 7 of 9 agree (Fortune 2025 seed 9: three backs
+        // whose inner edges ran 3.5 px askew across the spread measured steps of 5 and 19
+        // where, read along the edge, they step 77 and 79). Only `askew` on a row with no face
+        // up: a face's edge on another white card is no such line, and the tilt that steps most found pips'
+        // and indexes' strokes instead (stud seed 9: three more rounds with a face-up card
+        // never read).
+        let profiles = |k: usize, shears: std::ops::RangeInclusive<i32>| {
             let (mut any_way, mut same_way) = (vec![0.0f64; n], vec![0.0f64; n]);
-            for i in 0..n {
-                let m = i + pad;
-                let mut steps = [0.0f64; 9];
-                for (st, line) in steps.iter_mut().zip(&lines) {
-                    let after: f64 = line[m + 1..=m + k].iter().sum();
-                    let before: f64 = line[m - k..m].iter().sum();
-                    *st = (after - before) / k as f64;
+            for shear in shears {
+                let offsets: [isize; 9] =
+                    std::array::from_fn(|j| (f64::from(shear) * (j as f64 / 8.0 - 0.5)).round() as isize);
+                for i in 0..n {
+                    let mut steps = [0.0f64; 9];
+                    for ((st, line), off) in steps.iter_mut().zip(&lines).zip(offsets) {
+                        let m = (i + pad).saturating_add_signed(off);
+                        let after: f64 = line[m + 1..=m + k].iter().sum();
+                        let before: f64 = line[m - k..m].iter().sum();
+                        *st = (after - before) / k as f64;
+                    }
+                    let mut size = steps.map(f64::abs);
+                    size.sort_by(f64::total_cmp);
+                    any_way[i] = any_way[i].max(size[2]);
+                    steps.sort_by(f64::total_cmp);
+                    same_way[i] = same_way[i].max(steps[2].max(-steps[6]).max(0.0));
                 }
-                let mut size = steps.map(f64::abs);
-                size.sort_by(f64::total_cmp);
-                any_way[i] = size[2];
-                steps.sort_by(f64::total_cmp);
-                same_way[i] = steps[2].max(-steps[6]).max(0.0);
             }
             (any_way, same_way)
         };
-        let (any_way, same_way) = profiles(1);
+        let tilts = -max_shear..=max_shear;
         // A back printed with a fine pattern (a checker, a lattice, rows of dots) steps at nearly
         // every position, its lines as straight across the shape as a card's edge: there only
         // steps that go the same way all across count (a card's edge steps onto its border or
@@ -699,17 +721,41 @@ impl PlaneFinder {
         // long, whose means the pattern does not change (a dotted back's rows step as strongly
         // as a card's edge from pixel to pixel). Elsewhere any step does: a white edge on white
         // stock is faint, and pips and indexes under it flip a few samples' sign.
-        let mut sorted = any_way.clone();
+        // (Whether a back is so printed is read square: the best of several tilts at every
+        // position would make a plain face busy.)
+        let mut sorted = profiles(1, 0..=0).0;
         sorted.sort_by(f64::total_cmp);
         let textured = sorted.get(n / 2).is_some_and(|m| *m >= MIN_EDGE_STEP);
         if !textured {
-            return Ok(any_way);
+            return Ok(profiles(1, tilts).0);
         }
         let period = texture_period(&lines, pad, n);
         if self.debug_dir.is_some() {
             eprintln!("textured row at {c:?}: pattern period {period}");
         }
-        Ok(if period > 1 { profiles(period).1 } else { same_way })
+        let (_, steps) = profiles(1, tilts.clone());
+        if period == 1 {
+            return Ok(steps);
+        }
+        // Steps between windows a period long miss a card's edge that is a thin white line
+        // between two cards of the same print (the windows' means differ by the line alone:
+        // Fortune 2025 seed 9's blue backs stepped 10 there, and three cards were fitted as
+        // four). A pixel's step that the pattern does not repeat one or two periods (± 1)
+        // either way is the edge too: a row of dots steps again a period on (or two: read
+        // across fine dots, the nine lines agree on every other row), an edge does not.
+        let windowed = profiles(period, tilts).1;
+        Ok((0..n)
+            .map(|i| {
+                let repeated = [period - 1, period, period + 1]
+                    .into_iter()
+                    .flat_map(|d| [d, d + period])
+                    .flat_map(|d| [i.checked_sub(d), Some(i + d).filter(|&j| j < n)])
+                    .flatten()
+                    .map(|j| steps[j])
+                    .fold(0.0, f64::max);
+                windowed[i].max(steps[i] - repeated)
+            })
+            .collect())
     }
 
     /// Where the felt shows through a row (plane pixels from its start, end exclusive): runs of
@@ -952,6 +998,9 @@ const GAP_MARGIN: f64 = 0.5;
 
 /// Smallest step (8-bit lightness) that counts as an edge in a row's profile.
 const MIN_EDGE_STEP: f64 = 6.0;
+/// Steepest tilt (tangent) of a card's edge against its row's rectangle that a row's profile
+/// reads the edge along.
+const EDGE_TILT: f64 = 0.1;
 /// How far (share of a card's width) a card's edge may sit from the regular spacing.
 const ROW_SNAP: f64 = 0.1;
 /// A card's busy border after its edge, share of its width.
@@ -1461,6 +1510,89 @@ mod tests {
             }
             let found = finder.find(&img).unwrap();
             assert_found(&found, &truth, &format!("seat {seat}: three dotted backs"));
+        }
+    }
+
+    /// Where the i-th card of a test hand lies: along the row, along the cards' height (mm), turned (rad).
+    type Place<'a> = &'a dyn Fn(usize) -> (f64, f64, f64);
+    /// Draws a card's printed back, given its centre, row axis and across axis (mm).
+    type Print<'a> = &'a dyn Fn(&mut Mat, Point, (f64, f64), (f64, f64));
+
+    /// Three blue backs edged by a thin white line, on a red felt (Fortune 2025 seed 9's
+    /// `kde-gm-paris` backs, frames 760, 7770 and 13380, each hand measured as four cards).
+    fn white_edged_backs(
+        g: &TableGeometry,
+        seat: u8,
+        place: Place,
+        print: Print,
+    ) -> (Mat, PlaneFinder, Vec<[Point; 4]>) {
+        let (empty, finder) = empty_table(g, Scalar::new(40.0, 30.0, 150.0, 0.0));
+        let ((ax, ay), angle, centre) = seat_row(g, seat);
+        let mut img = empty.try_clone().unwrap();
+        let mut truth = Vec::new();
+        for i in 0..3 {
+            // along the row, along the cards' height, turned
+            let (t, down, turn) = place(i);
+            let c = Point::new(centre.x + t * ax - down * ay, centre.y + t * ay + down * ax);
+            let a = angle + turn;
+            truth.push(draw_card_bordered(&mut img, g, c, a, [150.0, 60.0, 40.0], 250.0, 1));
+            print(&mut img, c, (a.cos(), a.sin()), (-a.sin(), a.cos()));
+        }
+        (img, finder, truth)
+    }
+
+    /// A light mark of `radius` px at `p` (table mm).
+    fn mark(img: &mut Mat, g: &TableGeometry, p: Point, radius: i32) {
+        let q = g.table_to_image(p).unwrap();
+        let at = CvPoint::new(q.x.round() as i32, q.y.round() as i32);
+        imgproc::circle(img, at, radius, Scalar::new(210.0, 150.0, 130.0, 0.0), -1, imgproc::LINE_8, 0).unwrap();
+    }
+
+    /// A hand's cards never lie quite parallel, and a hand staggered along the cards' height
+    /// tilts its rectangle: the thin white edges then run askew across the row, and read square
+    /// no 7 of 9 samples stepped at one place (a step of 5 where the edge steps 77 read along
+    /// it). Where the print is regular, steps between windows a period long hardly see a line
+    /// between two cards of the same print.
+    #[test]
+    fn white_edged_backs_are_counted_by_their_thin_edges_askew_or_on_a_regular_print() {
+        let g = geometry();
+        let [cw, ch] = g.calibration.card_size_mm;
+        // an irregular print: light specks scattered over the card (a fixed pseudo-random walk)
+        let specks = |img: &mut Mat, c: Point, u: (f64, f64), v: (f64, f64)| {
+            let mut x = 12345u32;
+            let mut next = || {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                f64::from((x >> 8) % 1000) / 1000.0 - 0.5
+            };
+            for _ in 0..260 {
+                let (a, b) = (next() * (cw - 8.0), next() * (ch - 8.0));
+                mark(img, &g, Point::new(c.x + a * u.0 + b * v.0, c.y + a * u.1 + b * v.1), 1);
+            }
+        };
+        // a regular print: light dots 8 mm apart, across and along the card's height
+        let lattice = |img: &mut Mat, c: Point, u: (f64, f64), v: (f64, f64)| {
+            let mut a = -cw / 2.0 + 5.0;
+            while a <= cw / 2.0 - 5.0 {
+                let mut b = -ch / 2.0 + 5.0;
+                while b <= ch / 2.0 - 5.0 {
+                    mark(img, &g, Point::new(c.x + a * u.0 + b * v.0, c.y + a * u.1 + b * v.1), 2);
+                    b += 8.0;
+                }
+                a += 8.0;
+            }
+        };
+        // seat 2 of frame 760: strips of 0.72 and 0.6 of a width, each card 6 mm further down
+        // the row's height than the last and turned 2–3° from it
+        let askew = |i: usize| ([0.0, 0.72, 1.32][i] * cw, [0.0, -6.0, -10.0][i], [0.06, 0.01, -0.005][i]);
+        let square = |i: usize| (i as f64 * 0.68 * cw, 0.0, 0.0);
+        let cases: [(&str, Place, Print); 2] =
+            [("askew, irregular print", &askew, &specks), ("square, regular print", &square, &lattice)];
+        for (what, place, print) in cases {
+            for seat in [2u8, 4] {
+                let (img, finder, truth) = white_edged_backs(&g, seat, place, print);
+                let found = finder.find(&img).unwrap();
+                assert_found(&found, &truth, &format!("seat {seat}, {what}"));
+            }
         }
     }
 
