@@ -688,9 +688,9 @@ impl PlaneFinder {
         // different place on each line and no 7 of 9 agree (Fortune 2025 seed 9: three backs
         // whose inner edges ran 3.5 px askew across the spread measured steps of 5 and 19
         // where, read along the edge, they step 77 and 79). Only `askew` on a row with no face
-        // up: a face's edge on another white card is no such line, and the tilt that steps most found pips'
-        // and indexes' strokes instead (stud seed 9: three more rounds with a face-up card
-        // never read).
+        // up: a face's edge on another white card is no such line, and the tilt that steps
+        // most found pips' and indexes' strokes instead (stud seed 9: three more rounds with a
+        // face-up card never read).
         let profiles = |k: usize, shears: std::ops::RangeInclusive<i32>| {
             let (mut any_way, mut same_way) = (vec![0.0f64; n], vec![0.0f64; n]);
             for shear in shears {
