@@ -723,17 +723,19 @@ impl PlaneFinder {
         // stock is faint, and pips and indexes under it flip a few samples' sign.
         // (Whether a back is so printed is read square: the best of several tilts at every
         // position would make a plain face busy.)
-        let mut sorted = profiles(1, 0..=0).0;
+        let square = profiles(1, 0..=0);
+        let mut sorted = square.0.clone();
         sorted.sort_by(f64::total_cmp);
         let textured = sorted.get(n / 2).is_some_and(|m| *m >= MIN_EDGE_STEP);
+        // read square, the tilted profile is the square one: not computed again
+        let (any_way, steps) = if max_shear == 0 { square } else { profiles(1, tilts.clone()) };
         if !textured {
-            return Ok(profiles(1, tilts).0);
+            return Ok(any_way);
         }
         let period = texture_period(&lines, pad, n);
         if self.debug_dir.is_some() {
             eprintln!("textured row at {c:?}: pattern period {period}");
         }
-        let (_, steps) = profiles(1, tilts.clone());
         if period == 1 {
             return Ok(steps);
         }
