@@ -702,6 +702,31 @@ impl Recognizer {
                 classify::combine_models(&prob_rows(&probs, card_patches[k].iter().copied()), &faces, min_conf)
             })
             .collect();
+        if std::env::var_os("TC_PATCH_DEBUG").is_some() {
+            for k in 0..cards.len() {
+                let c = cards[k].quad.iter().fold((0.0, 0.0), |(x, y), p| (x + p.x / 4.0, y + p.y / 4.0));
+                let show = |rows: Vec<&[f32]>| {
+                    rows.iter()
+                        .map(|r| {
+                            let (l, p) = classify::argmax(r);
+                            format!("{} {:.3}", CardIdentity::from_label(l), p)
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                let faces = face_probs.as_ref().map_or_else(Vec::new, |fp| prob_rows(fp, face_rows[k].iter().copied()));
+                eprintln!(
+                    "patches: card at ({:.0},{:.0}) corners [{}] faces [{}] -> {} {:.3} {:?}",
+                    c.0,
+                    c.1,
+                    show(prob_rows(&probs, card_patches[k].iter().copied())),
+                    show(faces),
+                    verdicts[k].identity,
+                    verdicts[k].confidence,
+                    verdicts[k].reading.map(|c| c.to_string())
+                );
+            }
+        }
         let unnamed: Vec<Unnamed<'_>> = (0..cards.len())
             .filter(|&k| {
                 card_patches[k].len() == 2
@@ -881,7 +906,27 @@ impl Recognizer {
         let probs = glyph.classify(glyph_batch(image, &levels, &found)?.view())?;
         let threshold = glyph.min_confidence();
         let mut named = Vec::new();
+        let debug = std::env::var_os("TABLECAM_GLYPH_DEBUG").is_some();
         for (j, &k) in unnamed.iter().enumerate() {
+            if debug {
+                let c = quads[k].iter().fold((0.0, 0.0), |(x, y), p| (x + p.x / 4.0, y + p.y / 4.0));
+                let reads: Vec<String> = prob_rows(&probs, rows[j].iter().copied())
+                    .iter()
+                    .map(|r| {
+                        let (label, p) = classify::argmax(r);
+                        format!("{} {:.4}", CardIdentity::from_label(label), p)
+                    })
+                    .collect();
+                eprintln!(
+                    "glyphs: card at ({:.0},{:.0}) reading {:?} {:.3}: {} proposals [{}]",
+                    c.0,
+                    c.1,
+                    verdicts[k].reading.map(|c| c.to_string()),
+                    verdicts[k].confidence,
+                    rows[j].len(),
+                    reads.join(", ")
+                );
+            }
             verdicts[k] = table_glyphs::reconsider(verdicts[k], &prob_rows(&probs, rows[j].iter().copied()), threshold);
             if verdicts[k].identity.card().is_some() {
                 named.push(k);
