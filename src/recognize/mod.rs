@@ -702,31 +702,6 @@ impl Recognizer {
                 classify::combine_models(&prob_rows(&probs, card_patches[k].iter().copied()), &faces, min_conf)
             })
             .collect();
-        if std::env::var_os("TC_PATCH_DEBUG").is_some() {
-            for k in 0..cards.len() {
-                let c = cards[k].quad.iter().fold((0.0, 0.0), |(x, y), p| (x + p.x / 4.0, y + p.y / 4.0));
-                let show = |rows: Vec<&[f32]>| {
-                    rows.iter()
-                        .map(|r| {
-                            let (l, p) = classify::argmax(r);
-                            format!("{} {:.3}", CardIdentity::from_label(l), p)
-                        })
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                };
-                let faces = face_probs.as_ref().map_or_else(Vec::new, |fp| prob_rows(fp, face_rows[k].iter().copied()));
-                eprintln!(
-                    "patches: card at ({:.0},{:.0}) corners [{}] faces [{}] -> {} {:.3} {:?}",
-                    c.0,
-                    c.1,
-                    show(prob_rows(&probs, card_patches[k].iter().copied())),
-                    show(faces),
-                    verdicts[k].identity,
-                    verdicts[k].confidence,
-                    verdicts[k].reading.map(|c| c.to_string())
-                );
-            }
-        }
         let unnamed: Vec<Unnamed<'_>> = (0..cards.len())
             .filter(|&k| {
                 card_patches[k].len() == 2
