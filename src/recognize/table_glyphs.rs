@@ -71,10 +71,17 @@ pub fn corner_proposals(image: &Mat, quad: &Quad) -> Result<Vec<IndexProposal>, 
         let m = Homography(m);
         let to_frame = |p: Point| m.apply(Point::new(p.x - 0.5, p.y - 0.5)).map(|f| Point::new(f.x + 0.5, f.y + 0.5));
         let min_down = MAX_TILT_DEG.to_radians().cos();
+        let debug = std::env::var_os("TABLECAM_GLYPH_DEBUG").is_some();
         for p in glyphs::index_proposals_full_size(&region, glyphs::GLYPH_PAIR_REACH)? {
             let q = p.quad();
             let [x0, y0, x1, y1] = bounding_box(&q);
             let h = p.height() / lpx;
+            if debug {
+                eprintln!(
+                    "glyph pair in a {rw}x{rh} corner view: box [{x0:.0} {y0:.0} {x1:.0} {y1:.0}] height {h:.3} of the long side, down.y {:.2}",
+                    p.down.y
+                );
+            }
             if p.down.y < min_down
                 || !(INDEX_HEIGHT.0..=INDEX_HEIGHT.1).contains(&h)
                 || x0 > NEAR_CORNER.0 * wpx
