@@ -881,7 +881,27 @@ impl Recognizer {
         let probs = glyph.classify(glyph_batch(image, &levels, &found)?.view())?;
         let threshold = glyph.min_confidence();
         let mut named = Vec::new();
+        let debug = std::env::var_os("TABLECAM_GLYPH_DEBUG").is_some();
         for (j, &k) in unnamed.iter().enumerate() {
+            if debug {
+                let c = quads[k].iter().fold((0.0, 0.0), |(x, y), p| (x + p.x / 4.0, y + p.y / 4.0));
+                let reads: Vec<String> = prob_rows(&probs, rows[j].iter().copied())
+                    .iter()
+                    .map(|r| {
+                        let (label, p) = classify::argmax(r);
+                        format!("{} {:.4}", CardIdentity::from_label(label), p)
+                    })
+                    .collect();
+                eprintln!(
+                    "glyphs: card at ({:.0},{:.0}) reading {:?} {:.3}: {} proposals [{}]",
+                    c.0,
+                    c.1,
+                    verdicts[k].reading.map(|c| c.to_string()),
+                    verdicts[k].confidence,
+                    rows[j].len(),
+                    reads.join(", ")
+                );
+            }
             verdicts[k] = table_glyphs::reconsider(verdicts[k], &prob_rows(&probs, rows[j].iter().copied()), threshold);
             if verdicts[k].identity.card().is_some() {
                 named.push(k);

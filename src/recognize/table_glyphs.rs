@@ -28,7 +28,7 @@ pub const VIEW_LONG_PX: f64 = 400.0;
 /// The card-frame region searched from each corner read (short side, long side shares): the
 /// largest index of the simulator's designs lies within 0.27 × 0.44 of the card, its glyph pair
 /// within this.
-pub const SEARCH_REGION: (f64, f64) = (0.45, 0.40);
+pub const SEARCH_REGION: (f64, f64) = (0.45, 0.50);
 /// An index's box begins within this share of the card's short and long side from the corner
 /// it is read at. Designs print their index 0.02–0.16 of the short side in; an index seen
 /// farther in is a neighbour's, showing where an overlapping card covers this one's corner
@@ -71,10 +71,17 @@ pub fn corner_proposals(image: &Mat, quad: &Quad) -> Result<Vec<IndexProposal>, 
         let m = Homography(m);
         let to_frame = |p: Point| m.apply(Point::new(p.x - 0.5, p.y - 0.5)).map(|f| Point::new(f.x + 0.5, f.y + 0.5));
         let min_down = MAX_TILT_DEG.to_radians().cos();
+        let debug = std::env::var_os("TABLECAM_GLYPH_DEBUG").is_some();
         for p in glyphs::index_proposals_full_size(&region, glyphs::GLYPH_PAIR_REACH)? {
             let q = p.quad();
             let [x0, y0, x1, y1] = bounding_box(&q);
             let h = p.height() / lpx;
+            if debug {
+                eprintln!(
+                    "glyph pair in a {rw}x{rh} corner view: box [{x0:.0} {y0:.0} {x1:.0} {y1:.0}] height {h:.3} of the long side, down.y {:.2}",
+                    p.down.y
+                );
+            }
             if p.down.y < min_down
                 || !(INDEX_HEIGHT.0..=INDEX_HEIGHT.1).contains(&h)
                 || x0 > NEAR_CORNER.0 * wpx
@@ -214,6 +221,13 @@ mod tests {
     /// bottom-right — and a third such index well inside the card, where a neighbour's index
     /// shows through an overlap. Returns the image, the card's quad and its "down" (+y) axis.
     fn card_image(long: f64, angle: f64) -> (Mat, Quad, Point) {
+        card_image_with_index(long, angle, 0.09, (0.55, 0.3), true)
+    }
+
+    /// [`card_image`] with the rank `h` of the long side high, its suit disc's centre `suit.0`
+    /// rank heights below the rank's foot and `suit.1` of them in radius, and the inner index
+    /// only if `inner`.
+    fn card_image_with_index(long: f64, angle: f64, h: f64, suit: (f64, f64), inner: bool) -> (Mat, Quad, Point) {
         let mut img =
             Mat::new_rows_cols_with_default(360, 480, core::CV_8UC3, Scalar::new(40.0, 90.0, 40.0, 0.0)).unwrap();
         let (c, s) = (angle.cos(), angle.sin());
@@ -229,19 +243,47 @@ mod tests {
         let corners: opencv::core::Vector<CvPoint> = quad.iter().map(|&p| cv(p)).collect();
         imgproc::fill_convex_poly(&mut img, &corners, Scalar::all(235.0), imgproc::LINE_AA, 0).unwrap();
         let ink = Scalar::all(20.0);
-        let h = 0.09 * long;
+        let h = h * long;
         let t = (h / 6.0).max(2.0) as i32;
         // an index whose rank's foot is at card point (x, y), upright (`turn` 1) or a half turn
         let mut index = |x: f64, y: f64, turn: f64| {
             let p = |dx: f64, dy: f64| cv(at(x + turn * dx, y + turn * dy));
             imgproc::line(&mut img, p(-0.3 * h, -h), p(0.3 * h, -h), ink, t, imgproc::LINE_8, 0).unwrap();
             imgproc::line(&mut img, p(0.3 * h, -h), p(-0.1 * h, 0.0), ink, t, imgproc::LINE_8, 0).unwrap();
-            imgproc::circle(&mut img, p(0.0, 0.55 * h), (0.3 * h) as i32, ink, -1, imgproc::LINE_8, 0).unwrap();
+            imgproc::circle(&mut img, p(0.0, suit.0 * h), (suit.1 * h) as i32, ink, -1, imgproc::LINE_8, 0).unwrap();
         };
-        index(0.09 * short, 0.04 * long + h, 1.0);
-        index(0.91 * short, 0.96 * long - h, -1.0);
-        index(0.40 * short, 0.04 * long + h, 1.0);
+        // 0.09 of the short side in, or far enough that a large rank stays on the card
+        let x = (0.09 * short).max(0.3 * h + 0.03 * long);
+        index(x, 0.04 * long + h, 1.0);
+        index(short - x, 0.96 * long - h, -1.0);
+        if inner {
+            index(0.40 * short, 0.04 * long + h, 1.0);
+        }
         (img, quad, Point::new(-s, c))
+    }
+
+    /// The nicu designs (aisleriot-ornamental, kde-nicu-ornamental, kde-nicu-white) print their
+    /// index down to 0.44 of the card's long side; searched to 0.40 its suit was cut at the
+    /// region's edge and the pair dropped (stud seed 7's covered 10♠ in `duplicate_card`).
+    #[test]
+    fn an_index_reaching_down_to_0_44_of_the_card_is_proposed() {
+        for angle in [0.0, 0.7, 2.5] {
+            // as aisleriot-ornamental's "10♠": rank 0.04–0.19 of the long side, a large suit below
+            // it down to 0.04 + 0.15 × (1 + 1.15 + 0.5) = 0.44
+            let (img, quad, down) = card_image_with_index(110.0, angle, 0.15, (1.15, 0.5), false);
+            let props = corner_proposals(&img, &quad).unwrap();
+            let along = |p: &IndexProposal| p.down.x * down.x + p.down.y * down.y;
+            // the whole index, its suit's foot 0.4375 of the long side from the corner: a suit
+            // cut at the region's edge is read as a blob, not a ♠
+            let reach = |p: &IndexProposal, corner: Point| p.v[1] - (corner.x * p.down.x + corner.y * p.down.y);
+            let near = |corner: Point, sign: f64| {
+                props.iter().any(|p| {
+                    sign * along(p) > 0.95 && p.centre().dist(corner) < 0.35 * 110.0 && reach(p, corner) > 0.42 * 110.0
+                })
+            };
+            assert!(near(quad[0], 1.0), "angle {angle}: no whole index at the top-left: {props:?}");
+            assert!(near(quad[2], -1.0), "angle {angle}: no whole index at the bottom-right: {props:?}");
+        }
     }
 
     #[test]
