@@ -883,9 +883,10 @@ impl Recognizer {
         let mut named = Vec::new();
         let debug = std::env::var_os("TABLECAM_GLYPH_DEBUG").is_some();
         for (j, &k) in unnamed.iter().enumerate() {
+            let reads = prob_rows(&probs, rows[j].iter().copied());
             if debug {
-                let c = quads[k].iter().fold((0.0, 0.0), |(x, y), p| (x + p.x / 4.0, y + p.y / 4.0));
-                let reads: Vec<String> = prob_rows(&probs, rows[j].iter().copied())
+                let c = Point::mean(&quads[k]);
+                let shown: Vec<String> = reads
                     .iter()
                     .map(|r| {
                         let (label, p) = classify::argmax(r);
@@ -894,15 +895,15 @@ impl Recognizer {
                     .collect();
                 eprintln!(
                     "glyphs: card at ({:.0},{:.0}) reading {:?} {:.3}: {} proposals [{}]",
-                    c.0,
-                    c.1,
+                    c.x,
+                    c.y,
                     verdicts[k].reading.map(|c| c.to_string()),
                     verdicts[k].confidence,
                     rows[j].len(),
-                    reads.join(", ")
+                    shown.join(", ")
                 );
             }
-            verdicts[k] = table_glyphs::reconsider(verdicts[k], &prob_rows(&probs, rows[j].iter().copied()), threshold);
+            verdicts[k] = table_glyphs::reconsider(verdicts[k], &reads, threshold);
             if verdicts[k].identity.card().is_some() {
                 named.push(k);
             }

@@ -264,7 +264,7 @@ mod tests {
 
     /// The nicu designs (aisleriot-ornamental, kde-nicu-ornamental, kde-nicu-white) print their
     /// index down to 0.44 of the card's long side; searched to 0.40 its suit was cut at the
-    /// region's edge and the pair dropped (stud seed 7's covered 10♠ in `duplicate_card`).
+    /// region's edge, and the glyph classifier read a blob where the ♠ is.
     #[test]
     fn an_index_reaching_down_to_0_44_of_the_card_is_proposed() {
         for angle in [0.0, 0.7, 2.5] {
