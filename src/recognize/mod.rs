@@ -1278,8 +1278,11 @@ const OTHER_CORNER: f64 = 2.0;
 
 /// The photo's detections with the index readings added ([`Recognizer::photo_cards`]):
 /// - readings of one index are one reading, and no reading if they name different cards;
-/// - a reading on an outlined card names that card if its outline read no card, and is dropped
-///   otherwise (the outline read the card's own corners);
+/// - an outline its corners did not name that holds the indexes of two different cards is no
+///   card (it outlines several); its indexes are read as loose ones;
+/// - the readings on an outlined card name that card if its outline read no card (one reading
+///   from `min_conf`, or two of its corners read alike), and are dropped otherwise (the outline
+///   read the card's own corners);
 /// - the two indexes of one card become one detection spanning both;
 /// - every other reading is a card of its own index ([`Source::IndexOnly`], quad = the index).
 ///
@@ -1300,18 +1303,40 @@ fn index_reads(mut cards: Vec<DetectedCard>, mut reads: Vec<IndexRead>, min_conf
             None => indexes.push((r, false)),
         }
     }
+    let indexes: Vec<IndexRead> = indexes.into_iter().filter(|(_, conflict)| !conflict).map(|(r, _)| r).collect();
+    let inside = |d: &DetectedCard, r: &IndexRead| Polygon(d.quad.to_vec()).contains(r.proposal.centre());
+    // An unread outline holding the indexes of two different cards outlines several cards (a fan
+    // on a sheet of paper, a pile on a cloth of the cards' colour), not one: it is no card, and
+    // its indexes are read as the loose indexes they are.
+    cards.retain(|d| {
+        if d.source != Source::Card || d.card != CardIdentity::Unknown {
+            return true;
+        }
+        let mut named = indexes.iter().filter(|r| inside(d, r)).map(|r| r.card);
+        let first = named.next();
+        named.all(|c| Some(c) == first)
+    });
     let mut loose: Vec<IndexRead> = Vec::new();
-    for r in indexes.into_iter().filter(|(_, conflict)| !conflict).map(|(r, _)| r) {
-        let at = r.proposal.centre();
-        match cards.iter_mut().find(|d| d.source == Source::Card && Polygon(d.quad.to_vec()).contains(at)) {
-            Some(d) if d.card == CardIdentity::Unknown && r.confidence >= min_conf => {
-                d.card = r.card;
-                d.confidence = r.confidence;
-                d.face_up = true;
-                d.reading = r.card.card();
-            }
-            Some(_) => {}
+    let mut held: Vec<Vec<IndexRead>> = vec![Vec::new(); cards.len()];
+    for r in indexes {
+        match cards.iter().position(|d| d.source == Source::Card && inside(d, &r)) {
+            Some(i) => held[i].push(r),
             None => loose.push(r),
+        }
+    }
+    // An unread outline is named by its indexes: one sure reading, or two of its corners read
+    // alike. A read outline keeps its own reading (its corners were read).
+    for (d, reads) in cards.iter_mut().zip(held) {
+        if d.card != CardIdentity::Unknown {
+            continue;
+        }
+        let Some(best) = reads.first() else { continue };
+        let confidence = reads.iter().skip(1).map(|r| paired_confidence(best, r)).fold(best.confidence, f32::max);
+        if confidence >= min_conf {
+            d.card = best.card;
+            d.confidence = confidence;
+            d.face_up = true;
+            d.reading = best.card.card();
         }
     }
     let mut used = vec![false; loose.len()];
@@ -1328,15 +1353,10 @@ fn index_reads(mut cards: Vec<DetectedCard>, mut reads: Vec<IndexRead>, min_conf
             .min_by(|x, y| x.1.total_cmp(&y.1));
         let mut pts = loose[a].proposal.quad().to_vec();
         let mut confidence = loose[a].confidence;
-        if let Some((b, d)) = partner {
+        if let Some((b, _)) = partner {
             used[b] = true;
             pts.extend(loose[b].proposal.quad());
-            // two corners are independent views only if they are two places on the card, not
-            // two readings of one index that the merge above kept apart
-            if d >= OTHER_CORNER * loose[a].proposal.height().max(loose[b].proposal.height()) {
-                let (p, q) = (f64::from(confidence), f64::from(loose[b].confidence));
-                confidence = confidence.max((p * q / (p * q + (1.0 - p) * (1.0 - q))) as f32);
-            }
+            confidence = paired_confidence(&loose[a], &loose[b]);
         }
         if confidence < min_conf {
             continue;
@@ -1356,6 +1376,19 @@ fn index_reads(mut cards: Vec<DetectedCard>, mut reads: Vec<IndexRead>, min_conf
         });
     }
     cards
+}
+
+/// The confidence in `a`'s card given `b`'s reading too: two corners of one card are
+/// independent views, so their odds multiply (0.99 and 0.99: 0.9999), but only if they are two
+/// places on the card (at least [`OTHER_CORNER`] index heights apart), not two readings of one
+/// index that the merge kept apart, and only if they name the same card; otherwise `a`'s own.
+fn paired_confidence(a: &IndexRead, b: &IndexRead) -> f32 {
+    let apart = a.proposal.centre().dist(b.proposal.centre());
+    if a.card != b.card || apart < OTHER_CORNER * a.proposal.height().max(b.proposal.height()) {
+        return a.confidence;
+    }
+    let (p, q) = (f64::from(a.confidence), f64::from(b.confidence));
+    a.confidence.max((p * q / (p * q + (1.0 - p) * (1.0 - q))) as f32)
 }
 
 /// One detection per card: the best readings first (a named card, then a back, then an unread
@@ -1875,5 +1908,36 @@ mod tests {
         // an unsure reading does not name an outlined card
         let out = index_reads(vec![outline("unknown")], vec![read("7H", (80.0, 90.0), 0.995)], 0.999);
         assert_eq!(out[0].card, CardIdentity::Unknown);
+    }
+
+    #[test]
+    fn an_unread_outline_is_named_by_its_two_corners_read_alike() {
+        // the outline's two index corners, each below the threshold
+        let corners = || vec![read("7H", (80.0, 90.0), 0.995), read("7H", (220.0, 290.0), 0.995)];
+        let out = index_reads(vec![outline("unknown")], corners(), 0.999);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!((out[0].card.code().as_str(), out[0].source), ("7H", Source::Card));
+        assert!(out[0].confidence > 0.9999);
+        // one index read twice is one view, not two corners
+        let twice = index_reads(vec![outline("unknown")], vec![corners()[0], read("7H", (80.0, 130.0), 0.995)], 0.999);
+        assert_eq!(twice[0].card, CardIdentity::Unknown);
+        // a read outline keeps its own reading
+        let read_outline = index_reads(vec![outline("7D")], corners(), 0.999);
+        assert_eq!(read_outline.len(), 1, "{read_outline:?}");
+        assert_eq!(read_outline[0].card.code(), "7D");
+    }
+
+    #[test]
+    fn an_unread_outline_holding_two_cards_indexes_is_no_card() {
+        // a fan on a sheet of paper: the sheet is outlined, the fan's indexes lie on it
+        let fan = vec![read("9D", (80.0, 90.0), 0.9995), read("9C", (130.0, 90.0), 0.9993)];
+        let out = index_reads(vec![outline("unknown")], fan.clone(), 0.999);
+        let mut named: Vec<_> = out.iter().map(|d| (d.card.code(), d.source)).collect();
+        named.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(named, [("9C".to_string(), Source::IndexOnly), ("9D".to_string(), Source::IndexOnly)]);
+        // an outline read as a card keeps it, and the indexes on it name no other card
+        let out = index_reads(vec![outline("9D")], fan, 0.999);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(out[0].card.code(), "9D");
     }
 }
