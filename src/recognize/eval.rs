@@ -303,6 +303,12 @@ pub struct SimCounts {
     pub backs: usize,
     /// … reported `back`.
     pub backs_correct: usize,
+    /// Detections naming a card (not `back` or `unknown`), located or index-only.
+    pub named: usize,
+    /// … naming a card that no face-up card of the frame is (any visibility; the truth names no
+    /// face-down card): a misread, or a print of the table read as an index. The per-card counts
+    /// above miss those on no face-up card.
+    pub named_absent: usize,
 }
 
 impl SimCounts {
@@ -324,6 +330,8 @@ impl SimCounts {
         self.missed += o.missed;
         self.backs += o.backs;
         self.backs_correct += o.backs_correct;
+        self.named += o.named;
+        self.named_absent += o.named_absent;
     }
 }
 
@@ -500,6 +508,27 @@ pub fn score_sim(truth: &[SimCard], dets: &[DetectedCard]) -> FrameScore {
                     error(d.card.code(), d.confidence, 2.0 + f64::from(d.confidence));
                 }
                 _ => {}
+            }
+        }
+    }
+    for d in dets {
+        let CardIdentity::Card(named) = d.card else { continue };
+        c.named += 1;
+        if truth.iter().all(|t| CardIdentity::parse(&t.card) != Some(CardIdentity::Card(named))) {
+            c.named_absent += 1;
+            // those on a visible face-up card were counted wrong above, with their error case
+            if !truth.iter().any(|t| {
+                t.face_up && t.visible >= SIM_MIN_VISIBLE && Polygon(t.quad().to_vec()).contains(Point::mean(&d.quad))
+            }) {
+                errors.push(ErrorCase {
+                    image: PathBuf::new(),
+                    region: bounding_box(&d.quad),
+                    truth: "-".into(),
+                    predicted: format!("+{}", d.card.code()),
+                    confidence: d.confidence,
+                    outlines: [None, Some(d.quad)],
+                    severity: 2.0 + f64::from(d.confidence),
+                });
             }
         }
     }
@@ -792,6 +821,8 @@ pub struct SimReport {
     pub missed_pct: f64,
     /// % of visible face-down cards reported as `back`.
     pub back_accuracy_pct: f64,
+    /// % of the detections naming a card that name no card of their frame.
+    pub named_absent_pct: f64,
     /// The raw counts.
     pub counts: SimCounts,
     /// The most frequent wrong readings.
@@ -946,6 +977,7 @@ fn sim_report(
         wrong_pct: pct(c.wrong, c.face_up),
         missed_pct: pct(c.missed, c.face_up),
         back_accuracy_pct: pct(c.backs_correct, c.backs),
+        named_absent_pct: pct(c.named_absent, c.named),
         top_confusions: top_confusions(confusions, 10),
         timing: timing(times),
         counts,
@@ -1182,6 +1214,11 @@ fn markdown(r: &Report) -> String {
             m.back_accuracy_pct, c.backs_correct, c.backs
         );
         let _ = writeln!(s, "| index-only detections | {} |", c.index_only);
+        let _ = writeln!(
+            s,
+            "| cards named that no card of the frame is | {:.1} % ({} of {} named) |",
+            m.named_absent_pct, c.named_absent, c.named
+        );
         timing_rows(&mut s, &m.timing);
         s.push_str("\nMost frequent wrong readings:\n\n");
         confusion_table(&mut s, &m.top_confusions);
@@ -1349,6 +1386,11 @@ fn summary_table(r: &Report) -> String {
             m.correct_pct, m.unknown_pct, m.wrong_pct, m.missed_pct
         );
         let _ = writeln!(s, "  face down     back {:5.1} %", m.back_accuracy_pct);
+        let _ = writeln!(
+            s,
+            "  named         of no card in the frame {:5.1} % ({} of {})",
+            m.named_absent_pct, m.counts.named_absent, m.counts.named
+        );
         let i = &m.identify_on_truth;
         let _ = writeln!(
             s,
@@ -1527,6 +1569,9 @@ mod tests {
                 missed: 1,
                 backs: 1,
                 backs_correct: 1,
+                // AS, KH, 2H, 9D, 3C; KH (on the KD) and 3C (on no card) are of no card here
+                named: 5,
+                named_absent: 2,
             }
         );
         assert_eq!(confusions, vec![("KD".to_string(), "KH".to_string())]);
@@ -1544,8 +1589,10 @@ mod tests {
             ]
         );
         assert_eq!(reads[2].confidence, 0.5);
-        assert_eq!(errors.len(), 2);
+        assert_eq!(errors.len(), 3);
         assert!(errors.iter().any(|e| e.truth == "5H" && e.predicted == "-"));
+        // the 3C named on no card is an identity error too (the KH is one already, on the KD)
+        assert!(errors.iter().any(|e| e.truth == "-" && e.predicted == "+3C"));
         // 2H (found by its corners only) and 5H are not located; 3C lies on no card
         let mut loc: Vec<(String, String)> =
             localization_errors.iter().map(|e| (e.truth.clone(), e.predicted.clone())).collect();
