@@ -203,11 +203,38 @@ pub struct RealLabel {
     pub bbox: [f64; 4],
     /// How many index corners the box covers (1 or 2).
     pub n_corners: u32,
+    /// Its labelled index corners (`corners.csv`, where present), `[x1, y1, x2, y2]` each.
+    pub corners: Vec<[f64; 4]>,
 }
 
-/// Reads `DIR/labels.csv` (`file,rank,suit,x1,y1,x2,y2,box_type,n_corners`).
+/// Reads `DIR/labels.csv` (`file,rank,suit,x1,y1,x2,y2,box_type,n_corners`), and each label's
+/// index corners from `DIR/corners.csv` (`file,rank,suit,x1,y1,x2,y2`) where it exists: the
+/// corner boxes of the label's file and card whose centre lies in the label's box.
 pub fn read_real(dir: &Path) -> Result<Vec<RealLabel>, RecognizeError> {
-    let path = dir.join("labels.csv");
+    let mut labels = read_label_rows(&dir.join("labels.csv"), true)?;
+    let corners_path = dir.join("corners.csv");
+    if corners_path.is_file() {
+        let corners = read_label_rows(&corners_path, false)?;
+        for l in &mut labels {
+            let [x1, y1, x2, y2] = l.bbox;
+            l.corners = corners
+                .iter()
+                .filter(|c| c.file == l.file && c.identity == l.identity)
+                .map(|c| c.bbox)
+                .filter(|b| {
+                    let (cx, cy) = (0.5 * (b[0] + b[2]), 0.5 * (b[1] + b[3]));
+                    (x1..=x2).contains(&cx) && (y1..=y2).contains(&cy)
+                })
+                .collect();
+        }
+    }
+    Ok(labels)
+}
+
+/// The rows of a label file: `labels.csv` (with `n_corners`) or `corners.csv` (without; each
+/// row then one corner).
+fn read_label_rows(path: &Path, with_n_corners: bool) -> Result<Vec<RealLabel>, RecognizeError> {
+    let path = path.to_path_buf();
     let text = std::fs::read_to_string(&path).map_err(|e| RecognizeError::Dataset {
         path: path.clone(),
         message: format!("cannot read the real-photo labels ({e}); pass --real DIR with images/ and labels.csv"),
@@ -217,10 +244,10 @@ pub fn read_real(dir: &Path) -> Result<Vec<RealLabel>, RecognizeError> {
     let mut lines = text.lines().enumerate();
     let header: Vec<&str> = lines.next().map(|(_, h)| h.split(',').map(str::trim).collect()).unwrap_or_default();
     let col = |name: &str| header.iter().position(|h| *h == name).ok_or_else(|| bad(1, format!("no column {name:?}")));
-    let cols = ["file", "rank", "suit", "x1", "y1", "x2", "y2", "n_corners"].map(col);
+    let names = ["file", "rank", "suit", "x1", "y1", "x2", "y2", "n_corners"];
     let mut idx = [0usize; 8];
-    for (i, c) in cols.into_iter().enumerate() {
-        idx[i] = c?;
+    for (i, name) in names.into_iter().enumerate().take(if with_n_corners { 8 } else { 7 }) {
+        idx[i] = col(name)?;
     }
     let mut out = Vec::new();
     for (i, line) in lines.filter(|(_, l)| !l.trim().is_empty()) {
@@ -235,7 +262,12 @@ pub fn read_real(dir: &Path) -> Result<Vec<RealLabel>, RecognizeError> {
             file: get(0)?.to_string(),
             identity,
             bbox: [num(3)?, num(4)?, num(5)?, num(6)?],
-            n_corners: get(7)?.parse().map_err(|e| bad(i + 1, format!("n_corners: {e}")))?,
+            n_corners: if with_n_corners {
+                get(7)?.parse().map_err(|e| bad(i + 1, format!("n_corners: {e}")))?
+            } else {
+                1
+            },
+            corners: Vec::new(),
         });
     }
     Ok(out)
@@ -565,14 +597,22 @@ impl RealCounts {
 
 /// Whether a detection matches a real label: quad IoU with the label box ≥ [`REAL_IOU`], or the
 /// box centre inside the quad, or (single-corner labels, whose box is just one corner) any
-/// overlap.
+/// overlap, or (since 2026-12-03) quad IoU ≥ [`REAL_CORNER_IOU`] with one of the label's index
+/// corners: a card found by one of its two indexes alone (an index-only detection, whose quad is
+/// that index) is found, though its quad covers too little of the two corners' union.
 pub fn real_match(det: &DetectedCard, label: &RealLabel) -> bool {
     let b = box_quad(label.bbox);
     if polygon_iou(&det.quad, &b) >= REAL_IOU || Polygon(det.quad.to_vec()).contains(Point::mean(&b)) {
         return true;
     }
+    if label.corners.iter().any(|&c| polygon_iou(&det.quad, &box_quad(c)) >= REAL_CORNER_IOU) {
+        return true;
+    }
     label.n_corners == 1 && polygon_area(&intersect_convex(&det.quad, &b)) > 0.0
 }
+
+/// A detection matches a label's index corner from this quad IoU on ([`real_match`]).
+pub const REAL_CORNER_IOU: f64 = 0.5;
 
 /// Scores one real photo (see [`RealCounts`]); a detection over an unlabelled region is
 /// neither right nor wrong (some cards at the image edges are not labelled).
@@ -1630,12 +1670,19 @@ mod tests {
             identity: CardIdentity::parse(code).unwrap(),
             bbox: b,
             n_corners: n,
+            corners: Vec::new(),
+        };
+        // two corners labelled; found by its lower corner's index alone
+        let nine = RealLabel {
+            corners: vec![[800.0, 0.0, 820.0, 30.0], [880.0, 110.0, 900.0, 140.0]],
+            ..label("9S", [800.0, 0.0, 900.0, 140.0], 2)
         };
         let labels = vec![
             label("AS", [0.0, 0.0, 100.0, 140.0], 2),
             label("KD", [200.0, 0.0, 300.0, 140.0], 2),
             label("7C", [400.0, 0.0, 420.0, 30.0], 1),
             label("2H", [600.0, 0.0, 700.0, 140.0], 2),
+            nine.clone(),
         ];
         let dets = vec![
             // AS found right: IoU with its box is high.
@@ -1648,9 +1695,14 @@ mod tests {
             det("unknown", box_quad([600.0, 0.0, 700.0, 140.0]), Source::Card, 0.4),
             // Over nothing labelled: neither right nor wrong.
             det("QS", box_quad([900.0, 900.0, 990.0, 1030.0]), Source::Card, 0.97),
+            // 9S by one index: too little of its two corners' box, but on one of its corners.
+            det("9S", box_quad([879.0, 108.0, 901.0, 139.0]), Source::IndexOnly, 0.999),
         ];
         let (c, confusions, errors) = score_real(&labels, &dets);
-        assert_eq!(c, RealCounts { labels: 4, found_right: 2, unknown: 1, detections: 5, reported: 4, wrong: 1 });
+        assert_eq!(c, RealCounts { labels: 5, found_right: 3, unknown: 1, detections: 6, reported: 5, wrong: 1 });
+        // without its corners the 9S label is not matched by that index
+        let bare = RealLabel { corners: Vec::new(), ..nine };
+        assert!(!real_match(&dets[5], &bare) && real_match(&dets[5], &labels[4]));
         assert_eq!(confusions, vec![("KD".to_string(), "KH".to_string())]);
         assert_eq!(errors.len(), 1, "{errors:?}"); // KH over KD; a label read wrong is not also a miss
     }
@@ -1681,6 +1733,17 @@ mod tests {
         let l = read_real(&dir).unwrap();
         assert_eq!(l.len(), 2);
         assert_eq!((l[0].identity.code(), l[0].bbox, l[0].n_corners), ("10H".into(), [1.0, 2.0, 30.0, 40.0], 2));
+        assert!(l[0].corners.is_empty());
+        // corners.csv: each label gets its card's corner boxes that lie in its box
+        std::fs::write(
+            dir.join("corners.csv"),
+            "file,rank,suit,x1,y1,x2,y2\na.jpg,10,H,1,2,6,9\na.jpg,10,H,25,33,30,40\na.jpg,10,H,100,100,110,110\na.jpg,9,H,1,2,6,9\n",
+        )
+        .unwrap();
+        let l = read_real(&dir).unwrap();
+        assert_eq!(l[0].corners, vec![[1.0, 2.0, 6.0, 9.0], [25.0, 33.0, 30.0, 40.0]]);
+        assert!(l[1].corners.is_empty());
+        std::fs::remove_file(dir.join("corners.csv")).unwrap();
         std::fs::write(
             dir.join("labels.csv"),
             "file,rank,suit,x1,y1,x2,y2,box_type,n_corners\na.jpg,1,X,1,2,3,4,u,2\n",
