@@ -548,10 +548,12 @@ pub fn score_sim(truth: &[SimCard], dets: &[DetectedCard]) -> FrameScore {
         c.named += 1;
         if truth.iter().all(|t| CardIdentity::parse(&t.card) != Some(CardIdentity::Card(named))) {
             c.named_absent += 1;
-            // those on a visible face-up card were counted wrong above, with their error case
-            if !truth.iter().any(|t| {
-                t.face_up && t.visible >= SIM_MIN_VISIBLE && Polygon(t.quad().to_vec()).contains(Point::mean(&d.quad))
-            }) {
+            // one on a visible face-up card was scored with that card above (an error there if it
+            // was the card's reading); the rest lie on no card a reading is scored for
+            let on_face_up = truth.iter().zip(&quads).any(|(t, q)| {
+                t.face_up && t.visible >= SIM_MIN_VISIBLE && Polygon(q.to_vec()).contains(Point::mean(&d.quad))
+            });
+            if !on_face_up {
                 errors.push(ErrorCase {
                     image: PathBuf::new(),
                     region: bounding_box(&d.quad),
