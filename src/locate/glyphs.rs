@@ -51,6 +51,11 @@ const SIZE_RATIO: f64 = 2.5;
 /// A glyph beside the rank at its height joins the index (the "1" of a "10") if at most this
 /// share of the rank's width.
 const BESIDE_WIDTH: f64 = 0.7;
+/// …and at least this share of the rank's height: a "1" is as tall as the "0" beside it, while a
+/// pip beside a merged "10" seen a few degrees askew falls within the rank's height band but is
+/// shorter, and joining it widened the box past the corner view (a 10♠ of a fan lost,
+/// docs/recognition.md, "A pip beside the rank").
+const BESIDE_HEIGHT: f64 = 0.75;
 /// The index's height as a share of the card's long side: the card sizes a proposal is read at
 /// (the simulator's 34 designs span 0.17–0.39, most 0.20–0.25).
 pub const INDEX_SHARES: [f64; 3] = [0.17, 0.21, 0.26];
@@ -132,6 +137,7 @@ impl IndexProposal {
 /// (continuous coordinates): a blob's extent along any direction is its hull's, and a pair's
 /// extents are taken along its own axes for every pair (a glyph of an index enlarged to 400 px
 /// covers thousands of pixels, its hull a few dozen points).
+#[derive(Clone)]
 struct Glyph {
     centre: Point,
     size: f64,
@@ -268,7 +274,9 @@ fn pairs(gl: &[Glyph], min_size: f64, reach: f64) -> Vec<IndexProposal> {
                 }
                 let x = extent(&c.hull, right, down);
                 // a "1" is narrower than the "0" beside it; a fan's next rank or a court's pip is not
-                let beside = (x[0] - r[1]).max(r[0] - x[1]) < 0.5 * hr && x[1] - x[0] <= BESIDE_WIDTH * (r[1] - r[0]);
+                let beside = (x[0] - r[1]).max(r[0] - x[1]) < 0.5 * hr
+                    && x[1] - x[0] <= BESIDE_WIDTH * (r[1] - r[0])
+                    && x[3] - x[2] >= BESIDE_HEIGHT * hr;
                 if x[2] > r[2] - 0.3 * hr && x[3] < r[3] + 0.3 * hr && beside {
                     grow(&mut e, x);
                 }
@@ -380,6 +388,30 @@ mod tests {
         let s = side.glyph_quad();
         assert!((s[1].x - s[0].x).abs() < 1e-9 && s[1].y > s[0].y, "TR below TL: {s:?}");
         assert!(s[3].x < s[0].x, "the suit's end lies to the left: {s:?}");
+    }
+
+    /// A glyph whose ink is the rectangle `[x0, x1] × [y0, y1]` (image pixels, upright).
+    fn block(x0: f64, x1: f64, y0: f64, y1: f64) -> Glyph {
+        let hull = vec![Point::new(x0, y0), Point::new(x1, y0), Point::new(x1, y1), Point::new(x0, y1)];
+        let centre = Point::new(0.5 * (x0 + x1), 0.5 * (y0 + y1));
+        Glyph { centre, size: ((x1 - x0) * (y1 - y0)).sqrt(), hull }
+    }
+
+    #[test]
+    fn the_1_of_a_10_joins_the_index_and_a_shorter_pip_beside_it_does_not() {
+        // a "0" 20 × 30 px over a suit 20 × 20 px below it
+        let (zero, suit) = (block(100.0, 120.0, 50.0, 80.0), block(100.0, 120.0, 88.0, 108.0));
+        let index_u = |beside: Glyph| {
+            let props = pairs(&[zero.clone(), suit.clone(), beside], 0.0, GLYPH_PAIR_REACH);
+            let p = props.iter().find(|p| p.down.y > 0.99).expect("the rank-over-suit pair");
+            p.u
+        };
+        // the "1": as tall as the "0", narrow, just left of it
+        let u = index_u(block(92.0, 96.0, 50.0, 80.0));
+        assert!(u[0] < 92.0, "the 1 joins the index: {u:?}");
+        // a pip beside the rank, as narrow, in its height band but two thirds of its height
+        let u = index_u(block(92.0, 96.0, 55.0, 75.0));
+        assert!(u[0] >= 99.0, "the short pip stays out: {u:?}");
     }
 
     #[test]
