@@ -643,3 +643,72 @@ fn a_fan_is_read_from_its_index_strips_without_a_misread() {
     assert!(outlines_only < named.len(), "outlines alone name {outlines_only}, with the proposals {}", named.len());
     eprintln!("fan: {} of {} cards named, {by_index} from their index strip", named.len(), codes.len());
 }
+
+/// The fan above in a photo an export stretched square (1280 × 960 squeezed to 960 × 960, as
+/// `../shared/real-cards` was): read also as a 4:3 photo squeezed square
+/// (`RecognizerOptions::square_aspects`, the default), it names more cards than at its own
+/// aspect, misreads none, and each named card lies where that card lies in the square photo.
+#[test]
+fn a_photo_stretched_square_is_read_at_its_camera_aspect() {
+    use tablecam::calib::Polygon;
+    use tablecam::recognize::RecognizerOptions;
+    let pose = tablecam::calib::CameraPose {
+        position_mm: [0.0, 420.0, 520.0],
+        target_mm: [0.0, 520.0],
+        hfov_deg: 55.0,
+        roll_deg: 0.0,
+    };
+    let codes = ["3S", "8H", "KC", "5D", "JS", "9C", "2H"];
+    let cards: Vec<(&str, f64, f64, f64)> =
+        codes.iter().enumerate().map(|(i, &c)| (c, -110.0 + 22.0 * i as f64, 520.0, 0.0)).collect();
+    let (image, frame) = test_design_photo(&pose, &cards);
+    let mut square = Mat::default();
+    opencv::imgproc::resize(
+        &image,
+        &mut square,
+        opencv::core::Size::new(960, 960),
+        0.0,
+        0.0,
+        opencv::imgproc::INTER_AREA,
+    )
+    .unwrap();
+    let read = |square_aspects: bool| {
+        let options = RecognizerOptions {
+            glyph_classifier: Some(root().join(tablecam::classify::DEFAULT_GLYPH_PATH)),
+            square_aspects,
+            ..RecognizerOptions::default()
+        };
+        let mut rec = Recognizer::with_options(
+            root().join("models/locator.onnx"),
+            root().join("models/classifier.onnx"),
+            options,
+        )
+        .unwrap();
+        rec.recognize(&square, None).unwrap()
+    };
+    let named = |found: &[tablecam::recognize::DetectedCard]| {
+        found.iter().filter(|d| matches!(d.card, CardIdentity::Card(_))).cloned().collect::<Vec<_>>()
+    };
+    let (own, restored) = (named(&read(false)), named(&read(true)));
+    for d in &restored {
+        let code = d.card.code();
+        let i = codes.iter().position(|&c| c == code).unwrap_or_else(|| panic!("misread {code}: {restored:?}"));
+        let truth = frame.cards.iter().find(|c| c.id as usize == i).unwrap();
+        let in_square = Polygon(truth.quad_px.iter().map(|p| Point::new(p.x * 0.75, p.y)).collect());
+        let c =
+            Point::new(d.quad.iter().map(|p| p.x).sum::<f64>() / 4.0, d.quad.iter().map(|p| p.y).sum::<f64>() / 4.0);
+        assert!(in_square.contains(c), "{code} named at {c:?}, off its card {in_square:?}");
+    }
+    assert!(
+        restored.len() > own.len(),
+        "{} named at the camera's aspect, {} at the photo's",
+        restored.len(),
+        own.len()
+    );
+    eprintln!(
+        "stretched fan: {} of {} cards named ({} at the photo's own aspect)",
+        restored.len(),
+        codes.len(),
+        own.len()
+    );
+}

@@ -72,6 +72,10 @@ pub struct DetectArgs {
     /// Print the time of each stage per image to stderr.
     #[arg(long)]
     pub timing: bool,
+    /// Read a square photo only at its own aspect, not also as a 16:9 or 4:3 photo squeezed
+    /// square by an export (docs/recognition.md, "Square photos").
+    #[arg(long)]
+    pub own_aspect: bool,
 }
 
 /// Reads a JPEG or PNG file into a BGR `Mat`, applying the EXIF orientation (phone photos are
@@ -282,6 +286,7 @@ pub fn run_detect(args: &DetectArgs) -> Result<bool, RecognizeError> {
         network_locator: args.network_locator,
         min_index_px: args.min_index_px,
         wide_corner_scale: (args.wide_corner_scale > 0.0).then_some(args.wide_corner_scale),
+        square_aspects: !args.own_aspect,
         face_classifier: (!args.no_face_classifier).then(|| args.face_classifier.clone()),
         glyph_classifier: (!args.no_glyph_classifier).then(|| args.glyph_classifier.clone()),
         ..RecognizerOptions::default()

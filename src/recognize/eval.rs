@@ -109,6 +109,10 @@ pub struct EvalArgs {
     /// wider (docs/recognition.md, "Wider corners"); 0 turns it off.
     #[arg(long, default_value_t = crate::recognize::WIDE_CORNER_SCALE)]
     pub wide_corner_scale: f64,
+    /// Read a square photo only at its own aspect, not also as a 16:9 or 4:3 photo squeezed
+    /// square by an export (docs/recognition.md, "Square photos").
+    #[arg(long)]
+    pub own_aspect: bool,
     /// Override the classifier's calibrated `tablecam.min_confidence` (for a threshold sweep;
     /// the figures then describe that threshold, not the model as shipped).
     #[arg(long)]
@@ -1513,6 +1517,7 @@ pub fn run_eval(args: &EvalArgs) -> Result<Report, RecognizeError> {
         network_locator: args.network_locator,
         min_index_px: args.min_index_px,
         wide_corner_scale: (args.wide_corner_scale > 0.0).then_some(args.wide_corner_scale),
+        square_aspects: !args.own_aspect,
         index_glyphs: !args.without_index_glyphs,
         face_classifier: (!args.no_face_classifier).then(|| args.face_classifier.clone()),
         glyph_classifier: (!args.no_glyph_classifier).then(|| args.glyph_classifier.clone()),

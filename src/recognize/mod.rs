@@ -214,6 +214,10 @@ pub struct RecognizerOptions {
     /// the classifier answers `unknown` to a print it sees cut off (docs/recognition.md, "Wider
     /// corners"). `None` turns it off.
     pub wide_corner_scale: Option<f64>,
+    /// Without calibration, read a square photo also as each usual camera aspect squeezed
+    /// square, and keep the reading that names the most cards ([`SQUARE_PHOTO_ASPECTS`]): a
+    /// photo stretched to a square by an export has lost its aspect.
+    pub square_aspects: bool,
 }
 
 /// The default [`RecognizerOptions::min_index_px`]; docs/recognition.md gives the measurement.
@@ -241,6 +245,7 @@ impl Default for RecognizerOptions {
             face_classifier: None,
             glyph_classifier: None,
             wide_corner_scale: Some(WIDE_CORNER_SCALE),
+            square_aspects: true,
         }
     }
 }
@@ -606,7 +611,7 @@ impl Recognizer {
             }
             None if !self.options.network_locator && self.classifier.patch_kind().corner_cut().is_some() => {
                 times.prepare_ms = ms(t0);
-                let out = self.photo_cards(image, &mut times)?;
+                let out = self.photo_cards_any_aspect(image, &mut times)?;
                 times.total_ms = ms(t0);
                 return Ok((out, times));
             }
@@ -973,6 +978,46 @@ impl Recognizer {
     /// suppressed in favour of the better reading ([`suppress_overlaps`]); then the index corners
     /// no outline explains ([`locate::glyphs`], [`index_reads`]). Every patch is cut from a level
     /// of the frame where its card is at most [`MAX_READ_LONG_PX`] long.
+    /// [`Recognizer::photo_cards`] of a photo whose aspect may not be its camera's: a square
+    /// photo is read at its own aspect and as each camera aspect of [`SQUARE_PHOTO_ASPECTS`]
+    /// squeezed square, and the reading that names the most cards is kept (ties: its own
+    /// aspect). Other photos, or with [`RecognizerOptions::square_aspects`] off, are read as
+    /// they are. Detections are in the photo's own pixels.
+    fn photo_cards_any_aspect(
+        &mut self,
+        image: &Mat,
+        times: &mut StageTimes,
+    ) -> Result<Vec<DetectedCard>, RecognizeError> {
+        let (w, h) = (image.cols(), image.rows());
+        if !self.options.square_aspects || !is_square(w, h) {
+            return self.photo_cards(image, times);
+        }
+        let mut best = self.photo_cards(image, times)?;
+        let mut best_score = named_score(&best);
+        for &(sx, sy) in SQUARE_PHOTO_ASPECTS.iter() {
+            let mut restored = Mat::default();
+            let size = core::Size::new((f64::from(w) * sx).round() as i32, (f64::from(h) * sy).round() as i32);
+            imgproc::resize(image, &mut restored, size, 0.0, 0.0, imgproc::INTER_AREA).map_err(cv("aspect"))?;
+            let mut t = StageTimes::default();
+            let mut dets = self.photo_cards(&restored, &mut t)?;
+            times.locator_ms += t.locator_ms;
+            times.classifier_ms += t.classifier_ms;
+            times.patches += t.patches;
+            let score = named_score(&dets);
+            if score > best_score {
+                let back = |p: Point| Point::new(p.x / sx, p.y / sy);
+                for d in &mut dets {
+                    d.quad = d.quad.map(back);
+                    for b in &mut d.index_boxes {
+                        *b = [b[0] / sx, b[1] / sy, b[2] / sx, b[3] / sy];
+                    }
+                }
+                (best, best_score) = (dets, score);
+            }
+        }
+        Ok(best)
+    }
+
     fn photo_cards(&mut self, image: &Mat, times: &mut StageTimes) -> Result<Vec<DetectedCard>, RecognizeError> {
         let ms = |t: Instant| t.elapsed().as_secs_f64() * 1e3;
         let t1 = Instant::now();
@@ -1123,7 +1168,7 @@ impl Recognizer {
         }
         times.patches = patches;
         times.classifier_ms = ms(t2);
-        Ok(index_reads(suppress_overlaps(read), glyph_reads, index_conf))
+        Ok(settle_index_only(index_reads(suppress_overlaps(read), glyph_reads, index_conf)))
     }
 
     /// Cards measured on the rectified table plane ([`locate::plane`]).
@@ -1193,6 +1238,26 @@ fn glyph_batch(
 
 /// The frame halved 1 to `top` times (area-averaged): level `k` is entry `k - 1`. A large print
 /// cut straight from the full frame would alias into a small patch.
+/// The camera aspects a square photo is also read as, each as the `(x, y)` factors that squeeze
+/// the square back to it: 16:9 and 4:3, landscape and portrait. A dataset export that stretches
+/// every photo to 640 × 640 (the shared real photos, `../shared/real-cards/README.md`) narrows
+/// each glyph of a 16:9 webcam frame to 56 % of its width, and the glyph classifier reads few of
+/// them; squeezed back to 640 × 360, three such photos of fans gave 5 → 16, 4 → 10 and 5 → 24 of
+/// 25–26 cards, none wrong (2026-12-03, docs/recognition.md, "Square photos").
+pub const SQUARE_PHOTO_ASPECTS: [(f64, f64); 4] = [(1.0, 9.0 / 16.0), (9.0 / 16.0, 1.0), (1.0, 0.75), (0.75, 1.0)];
+
+/// Whether a photo is square (to 1 %), the shape a camera seldom gives and an export often does.
+fn is_square(w: i32, h: i32) -> bool {
+    (w - h).abs() * 100 <= w.max(h)
+}
+
+/// A photo reading's worth when its aspect is in doubt: the cards it names, then their summed
+/// confidence.
+fn named_score(dets: &[DetectedCard]) -> (usize, f64) {
+    let named = dets.iter().filter(|d| d.card.card().is_some());
+    (named.clone().count(), named.map(|d| f64::from(d.confidence)).sum())
+}
+
 fn halvings(image: &Mat, top: u32) -> Result<Vec<Mat>, RecognizeError> {
     let mut levels: Vec<Mat> = Vec::new();
     for _ in 0..top {
@@ -1376,6 +1441,41 @@ fn index_reads(mut cards: Vec<DetectedCard>, mut reads: Vec<IndexRead>, min_conf
         });
     }
     cards
+}
+
+/// An index-only detection lying at least this share inside a named outline is on that card.
+const ON_OUTLINE: f64 = 0.5;
+
+/// A photo's named outlines against the index-only detections lying on them ([`ON_OUTLINE`];
+/// their index centres fell just outside the outline, or `index_reads` would have given them to
+/// it): one naming the outline's card is that card again, and is dropped; one naming another
+/// card leaves the outline `unknown` (its reading kept as `reading`). The index, read by the
+/// glyph classifier, is the surer of the two: on the shared real photos two 8♦s outlined and read
+/// as 9♦ had their index strip read 8♦ on the outline (2026-12-03, docs/recognition.md, "Square
+/// photos"; an 8♥ read 9♥ has its index beyond its outline's corner, and stands).
+fn settle_index_only(mut cards: Vec<DetectedCard>) -> Vec<DetectedCard> {
+    let on = |outline: &DetectedCard, index: &DetectedCard| {
+        let area = polygon_area(&index.quad);
+        area > 0.0 && polygon_area(&intersect_convex(&index.quad, &outline.quad)) >= ON_OUTLINE * area
+    };
+    let named = |d: &DetectedCard| d.card.card().is_some();
+    let outlines: Vec<usize> =
+        (0..cards.len()).filter(|&i| cards[i].source == Source::Card && named(&cards[i])).collect();
+    let mut drop = vec![false; cards.len()];
+    let mut doubted = vec![false; cards.len()];
+    for (j, e) in cards.iter().enumerate().filter(|(_, e)| e.source == Source::IndexOnly && named(e)) {
+        for &i in outlines.iter().filter(|&&i| on(&cards[i], e)) {
+            if cards[i].card == e.card {
+                drop[j] = true;
+            } else {
+                doubted[i] = true;
+            }
+        }
+    }
+    for (d, _) in cards.iter_mut().zip(&doubted).filter(|(_, &x)| x) {
+        d.card = CardIdentity::Unknown;
+    }
+    cards.into_iter().zip(drop).filter(|(_, x)| !x).map(|(d, _)| d).collect()
 }
 
 /// The confidence in `a`'s card given `b`'s reading too: two corners of one card are
@@ -1925,6 +2025,29 @@ mod tests {
         let read_outline = index_reads(vec![outline("7D")], corners(), 0.999);
         assert_eq!(read_outline.len(), 1, "{read_outline:?}");
         assert_eq!(read_outline[0].card.code(), "7D");
+    }
+
+    #[test]
+    fn an_index_only_card_on_a_named_outline_settles_it() {
+        // an index strip lying two thirds on the outline (50..250 × 50..330)
+        let strip = |code: &str| DetectedCard {
+            source: Source::IndexOnly,
+            quad: box_quad([40.0, 60.0, 70.0, 300.0]),
+            confidence: 0.9995,
+            ..outline(code)
+        };
+        // the same card again: one detection, the outline
+        let same = settle_index_only(vec![outline("8D"), strip("8D")]);
+        assert_eq!(same.len(), 1, "{same:?}");
+        assert_eq!((same[0].card.code().as_str(), same[0].source), ("8D", Source::Card));
+        // another card: the outline's reading is in doubt, the index stands
+        let other = settle_index_only(vec![outline("9D"), strip("8D")]);
+        let codes: Vec<_> = other.iter().map(|d| (d.card.code(), d.source)).collect();
+        assert_eq!(codes, [("unknown".to_string(), Source::Card), ("8D".to_string(), Source::IndexOnly)]);
+        // an index strip mostly off the outline is another card's
+        let off = DetectedCard { quad: box_quad([10.0, 60.0, 60.0, 300.0]), ..strip("8D") };
+        let apart = settle_index_only(vec![outline("9D"), off]);
+        assert_eq!(apart.iter().map(|d| d.card.code()).collect::<Vec<_>>(), ["9D", "8D"]);
     }
 
     #[test]
