@@ -992,30 +992,18 @@ impl Recognizer {
         if !self.options.square_aspects || !is_square(w, h) {
             return self.photo_cards(image, times);
         }
-        let mut best = self.photo_cards(image, times)?;
-        let mut best_score = named_score(&best);
+        let mut readings = vec![((1.0, 1.0), self.photo_cards(image, times)?)];
         for &(sx, sy) in SQUARE_PHOTO_ASPECTS.iter() {
             let mut restored = Mat::default();
             let size = core::Size::new((f64::from(w) * sx).round() as i32, (f64::from(h) * sy).round() as i32);
             imgproc::resize(image, &mut restored, size, 0.0, 0.0, imgproc::INTER_AREA).map_err(cv("aspect"))?;
             let mut t = StageTimes::default();
-            let mut dets = self.photo_cards(&restored, &mut t)?;
+            readings.push(((sx, sy), self.photo_cards(&restored, &mut t)?));
             times.locator_ms += t.locator_ms;
             times.classifier_ms += t.classifier_ms;
             times.patches += t.patches;
-            let score = named_score(&dets);
-            if score > best_score {
-                let back = |p: Point| Point::new(p.x / sx, p.y / sy);
-                for d in &mut dets {
-                    d.quad = d.quad.map(back);
-                    for b in &mut d.index_boxes {
-                        *b = [b[0] / sx, b[1] / sy, b[2] / sx, b[3] / sy];
-                    }
-                }
-                (best, best_score) = (dets, score);
-            }
         }
-        Ok(best)
+        Ok(best_aspect_reading(readings))
     }
 
     fn photo_cards(&mut self, image: &Mat, times: &mut StageTimes) -> Result<Vec<DetectedCard>, RecognizeError> {
@@ -1441,6 +1429,26 @@ fn index_reads(mut cards: Vec<DetectedCard>, mut reads: Vec<IndexRead>, min_conf
         });
     }
     cards
+}
+
+/// Of a photo's readings, each at the `(x, y)` factors its image was resized by (the first at
+/// its own aspect), the one naming the most cards (then with the higher summed confidence; ties
+/// keep the earlier), its quads and index boxes mapped back to the photo's pixels.
+fn best_aspect_reading(readings: Vec<((f64, f64), Vec<DetectedCard>)>) -> Vec<DetectedCard> {
+    let mut best: Option<((f64, f64), Vec<DetectedCard>)> = None;
+    for (factors, dets) in readings {
+        if best.as_ref().map_or(true, |(_, b)| named_score(&dets) > named_score(b)) {
+            best = Some((factors, dets));
+        }
+    }
+    let Some(((sx, sy), mut dets)) = best else { return Vec::new() };
+    for d in &mut dets {
+        d.quad = d.quad.map(|p| Point::new(p.x / sx, p.y / sy));
+        for b in &mut d.index_boxes {
+            *b = [b[0] / sx, b[1] / sy, b[2] / sx, b[3] / sy];
+        }
+    }
+    dets
 }
 
 /// An index-only detection lying at least this share inside a named outline is on that card.
@@ -2025,6 +2033,23 @@ mod tests {
         let read_outline = index_reads(vec![outline("7D")], corners(), 0.999);
         assert_eq!(read_outline.len(), 1, "{read_outline:?}");
         assert_eq!(read_outline[0].card.code(), "7D");
+    }
+
+    #[test]
+    fn the_reading_naming_most_cards_is_kept_in_the_photos_pixels() {
+        let at = |card: &str, b: [f64; 4]| DetectedCard { quad: box_quad(b), index_boxes: vec![b], ..outline(card) };
+        let own = vec![at("7H", [0.0, 0.0, 100.0, 100.0]), at("unknown", [200.0, 0.0, 300.0, 100.0])];
+        // squeezed to 9/16 of its height, two cards named
+        let squeezed = vec![at("7H", [0.0, 0.0, 100.0, 56.25]), at("8S", [200.0, 0.0, 300.0, 56.25])];
+        let best = best_aspect_reading(vec![((1.0, 1.0), own.clone()), ((1.0, 9.0 / 16.0), squeezed)]);
+        assert_eq!(best.iter().map(|d| d.card.code()).collect::<Vec<_>>(), ["7H", "8S"]);
+        assert!(best[1].quad.iter().zip(box_quad([200.0, 0.0, 300.0, 100.0])).all(|(a, b)| a.dist(b) < 1e-9));
+        assert!(best[1].index_boxes[0].iter().zip([200.0, 0.0, 300.0, 100.0]).all(|(a, b)| (a - b).abs() < 1e-9));
+        // as many named at another aspect: the photo's own reading stands
+        let same = vec![at("7H", [0.0, 0.0, 100.0, 56.25])];
+        let kept = best_aspect_reading(vec![((1.0, 1.0), own), ((1.0, 9.0 / 16.0), same)]);
+        assert_eq!(kept.len(), 2);
+        assert_eq!(kept[0].quad, box_quad([0.0, 0.0, 100.0, 100.0]));
     }
 
     #[test]
