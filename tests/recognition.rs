@@ -681,8 +681,7 @@ fn a_photo_stretched_square_is_read_at_its_camera_aspect() {
         let i = codes.iter().position(|&c| c == code).unwrap_or_else(|| panic!("misread {code}: {restored:?}"));
         let truth = frame.cards.iter().find(|c| c.id as usize == i).unwrap();
         let in_square = Polygon(truth.quad_px.iter().map(|p| Point::new(p.x * 0.5625, p.y - 120.0)).collect());
-        let c =
-            Point::new(d.quad.iter().map(|p| p.x).sum::<f64>() / 4.0, d.quad.iter().map(|p| p.y).sum::<f64>() / 4.0);
+        let c = Point::mean(&d.quad);
         assert!(in_square.contains(c), "{code} named at {c:?}, off its card {in_square:?}");
     }
     assert!(

@@ -973,11 +973,6 @@ impl Recognizer {
         Ok((cards, index))
     }
 
-    /// Cards of an uncalibrated photo: outline candidates ([`locate::photo`]), each read at both
-    /// diagonals ([`either_diagonal`]), kept where the classifier sees a face or a back, overlaps
-    /// suppressed in favour of the better reading ([`suppress_overlaps`]); then the index corners
-    /// no outline explains ([`locate::glyphs`], [`index_reads`]). Every patch is cut from a level
-    /// of the frame where its card is at most [`MAX_READ_LONG_PX`] long.
     /// [`Recognizer::photo_cards`] of a photo whose aspect may not be its camera's: a square
     /// photo is read at its own aspect and as each camera aspect of [`SQUARE_PHOTO_ASPECTS`]
     /// squeezed square, and the reading that names the most cards is kept (ties: its own
@@ -1006,6 +1001,11 @@ impl Recognizer {
         Ok(best_aspect_reading(readings))
     }
 
+    /// Cards of an uncalibrated photo: outline candidates ([`locate::photo`]), each read at both
+    /// diagonals ([`either_diagonal`]), kept where the classifier sees a face or a back, overlaps
+    /// suppressed in favour of the better reading ([`suppress_overlaps`]); then the index corners
+    /// no outline explains ([`locate::glyphs`], [`index_reads`]). Every patch is cut from a level
+    /// of the frame where its card is at most [`MAX_READ_LONG_PX`] long.
     fn photo_cards(&mut self, image: &Mat, times: &mut StageTimes) -> Result<Vec<DetectedCard>, RecognizeError> {
         let ms = |t: Instant| t.elapsed().as_secs_f64() * 1e3;
         let t1 = Instant::now();
@@ -1224,8 +1224,6 @@ fn glyph_batch(
     Ok(batch)
 }
 
-/// The frame halved 1 to `top` times (area-averaged): level `k` is entry `k - 1`. A large print
-/// cut straight from the full frame would alias into a small patch.
 /// The camera aspects a square photo is also read as, each as the `(x, y)` factors that squeeze
 /// the square back to it: 16:9 and 4:3, landscape and portrait. A dataset export that stretches
 /// every photo to 640 × 640 (the shared real photos, `../shared/real-cards/README.md`) narrows
@@ -1246,6 +1244,8 @@ fn named_score(dets: &[DetectedCard]) -> (usize, f64) {
     (named.clone().count(), named.map(|d| f64::from(d.confidence)).sum())
 }
 
+/// The frame halved 1 to `top` times (area-averaged): level `k` is entry `k - 1`. A large print
+/// cut straight from the full frame would alias into a small patch.
 fn halvings(image: &Mat, top: u32) -> Result<Vec<Mat>, RecognizeError> {
     let mut levels: Vec<Mat> = Vec::new();
     for _ in 0..top {
