@@ -542,7 +542,11 @@ fn in_chromium_an_operator_logs_in_sees_cards_and_a_flag_acks_it_and_opens_the_e
     // The tile is there (bets, no cards yet), then updates with the dealt cards.
     b.wait_for("T1's tile", "document.querySelector('[data-table=T1]') !== null", Duration::from_secs(5));
     assert_eq!(b.eval("document.querySelectorAll('[data-table=T1] svg.card').length"), 0);
-    assert!(b.eval("document.querySelector('[data-table=T1]').innerText").as_str().unwrap().contains("ante 200"));
+    b.wait_for(
+        "T1's bets",
+        "document.querySelector('[data-table=T1]').innerText.includes('ante 200')",
+        Duration::from_secs(5),
+    );
     let events = d.dir.join("events.jsonl");
     for line in &EVENTS[2..] {
         append(&events, line);
@@ -553,7 +557,13 @@ fn in_chromium_an_operator_logs_in_sees_cards_and_a_flag_acks_it_and_opens_the_e
          document.querySelector('[data-table=T1] [data-zone=\"seat 1\"] [data-card=back]') !== null",
         Duration::from_secs(5),
     );
-    assert!(b.eval("document.querySelector('[data-table=T1] .phase').textContent") == "decisions");
+    // The events are appended one by one and the dashboard may push them one by one, so the
+    // round.state that follows the cards can arrive after they are drawn.
+    b.wait_for(
+        "the decisions phase",
+        "document.querySelector('[data-table=T1] .phase').textContent === 'decisions'",
+        Duration::from_secs(5),
+    );
     assert_eq!(b.eval("document.querySelectorAll('#alerts .alert').length"), 0);
 
     // A flag: in the alert list within a second of its event, with table, consequence, article.
