@@ -215,8 +215,8 @@ pub struct RecognizerOptions {
     /// corners"). `None` turns it off.
     pub wide_corner_scale: Option<f64>,
     /// Without calibration, read a square photo also as each usual camera aspect squeezed
-    /// square, and keep the reading that names the most cards ([`SQUARE_PHOTO_ASPECTS`]): a
-    /// photo stretched to a square by an export has lost its aspect.
+    /// square, and keep the reading whose cards the others confirm best ([`SQUARE_PHOTO_ASPECTS`],
+    /// `best_aspect_reading`): a photo stretched to a square by an export has lost its aspect.
     pub square_aspects: bool,
 }
 
@@ -975,8 +975,8 @@ impl Recognizer {
 
     /// [`Recognizer::photo_cards`] of a photo whose aspect may not be its camera's: a square
     /// photo is read at its own aspect and as each camera aspect of [`SQUARE_PHOTO_ASPECTS`]
-    /// squeezed square, and the reading that names the most cards is kept (ties: its own
-    /// aspect). Other photos, or with [`RecognizerOptions::square_aspects`] off, are read as
+    /// squeezed square, and the reading whose cards the other readings confirm best is kept
+    /// ([`best_aspect_reading`]). Other photos, or with [`RecognizerOptions::square_aspects`] off, are read as
     /// they are. Detections are in the photo's own pixels.
     fn photo_cards_any_aspect(
         &mut self,
@@ -998,7 +998,7 @@ impl Recognizer {
             times.classifier_ms += t.classifier_ms;
             times.patches += t.patches;
         }
-        Ok(best_aspect_reading(readings))
+        Ok(best_aspect_reading(readings, f64::from(w.max(h))))
     }
 
     /// Cards of an uncalibrated photo: outline candidates ([`locate::photo`]), each read at both
@@ -1237,13 +1237,6 @@ fn is_square(w: i32, h: i32) -> bool {
     (w - h).abs() * 100 <= w.max(h)
 }
 
-/// A photo reading's worth when its aspect is in doubt: the cards it names, then their summed
-/// confidence.
-fn named_score(dets: &[DetectedCard]) -> (usize, f64) {
-    let named = dets.iter().filter(|d| d.card.card().is_some());
-    (named.clone().count(), named.map(|d| f64::from(d.confidence)).sum())
-}
-
 /// The frame halved 1 to `top` times (area-averaged): level `k` is entry `k - 1`. A large print
 /// cut straight from the full frame would alias into a small patch.
 fn halvings(image: &Mat, top: u32) -> Result<Vec<Mat>, RecognizeError> {
@@ -1431,24 +1424,55 @@ fn index_reads(mut cards: Vec<DetectedCard>, mut reads: Vec<IndexRead>, min_conf
     cards
 }
 
+/// A named card of one aspect reading is named again by another when that one names the same
+/// card within this share of the photo's longer side (centres, in the photo's pixels).
+const SAME_PLACE: f64 = 0.06;
+
 /// Of a photo's readings, each at the `(x, y)` factors its image was resized by (the first at
-/// its own aspect), the one naming the most cards (then with the higher summed confidence; ties
-/// keep the earlier), its quads and index boxes mapped back to the photo's pixels.
-fn best_aspect_reading(readings: Vec<((f64, f64), Vec<DetectedCard>)>) -> Vec<DetectedCard> {
-    let mut best: Option<((f64, f64), Vec<DetectedCard>)> = None;
-    for (factors, dets) in readings {
-        if best.as_ref().map_or(true, |(_, b)| named_score(&dets) > named_score(b)) {
-            best = Some((factors, dets));
+/// its own aspect), its quads and index boxes mapped back to the photo's pixels, the one whose
+/// named cards are most often named again, at the same place ([`SAME_PLACE`]), by another
+/// reading (then the one naming most cards; ties keep the earlier). A squeezed reading must
+/// beat the photo's own on that count: on a photo truly square a squeeze names a few cards no
+/// other reading sees, mostly where no card lies, whereas the cards of a photo stretched square
+/// are named again at the neighbouring aspect (16:9 and 4:3 both undo most of the stretch).
+/// Measured on the shared real photos and the simulator's truly square photos (2026-12-03,
+/// docs/recognition.md, "Square photos").
+fn best_aspect_reading(readings: Vec<((f64, f64), Vec<DetectedCard>)>, side: f64) -> Vec<DetectedCard> {
+    let readings: Vec<Vec<DetectedCard>> = readings
+        .into_iter()
+        .map(|((sx, sy), mut dets)| {
+            for d in &mut dets {
+                d.quad = d.quad.map(|p| Point::new(p.x / sx, p.y / sy));
+                for b in &mut d.index_boxes {
+                    *b = [b[0] / sx, b[1] / sy, b[2] / sx, b[3] / sy];
+                }
+            }
+            dets
+        })
+        .collect();
+    let named = |dets: &[DetectedCard]| -> Vec<(Card, Point)> {
+        dets.iter().filter_map(|d| Some((d.card.card()?, Point::mean(&d.quad)))).collect()
+    };
+    let all: Vec<Vec<(Card, Point)>> = readings.iter().map(|r| named(r)).collect();
+    let again = |k: usize| {
+        let named_again = |&(card, at): &(Card, Point)| {
+            all.iter()
+                .enumerate()
+                .any(|(j, other)| j != k && other.iter().any(|&(c, p)| c == card && p.dist(at) < SAME_PLACE * side))
+        };
+        all[k].iter().filter(|n| named_again(n)).count()
+    };
+    let score = |k: usize| (again(k), all[k].len());
+    let mut best = 0;
+    for k in 1..readings.len() {
+        if score(k) > score(best) {
+            best = k;
         }
     }
-    let Some(((sx, sy), mut dets)) = best else { return Vec::new() };
-    for d in &mut dets {
-        d.quad = d.quad.map(|p| Point::new(p.x / sx, p.y / sy));
-        for b in &mut d.index_boxes {
-            *b = [b[0] / sx, b[1] / sy, b[2] / sx, b[3] / sy];
-        }
+    if best != 0 && again(best) <= again(0) {
+        best = 0;
     }
-    dets
+    readings.into_iter().nth(best).unwrap_or_default()
 }
 
 /// An index-only detection lying at least this share inside a named outline is on that card.
@@ -2036,20 +2060,29 @@ mod tests {
     }
 
     #[test]
-    fn the_reading_naming_most_cards_is_kept_in_the_photos_pixels() {
+    fn the_reading_whose_cards_other_readings_confirm_is_kept_in_the_photos_pixels() {
         let at = |card: &str, b: [f64; 4]| DetectedCard { quad: box_quad(b), index_boxes: vec![b], ..outline(card) };
         let own = vec![at("7H", [0.0, 0.0, 100.0, 100.0]), at("unknown", [200.0, 0.0, 300.0, 100.0])];
-        // squeezed to 9/16 of its height, two cards named
-        let squeezed = vec![at("7H", [0.0, 0.0, 100.0, 56.25]), at("8S", [200.0, 0.0, 300.0, 56.25])];
-        let best = best_aspect_reading(vec![((1.0, 1.0), own.clone()), ((1.0, 9.0 / 16.0), squeezed)]);
+        // squeezed to 9/16 of its height: two cards named, the 8S named again squeezed to 3/4
+        let sixteen_nine = vec![at("7H", [0.0, 0.0, 100.0, 56.25]), at("8S", [200.0, 0.0, 300.0, 56.25])];
+        let four_three = vec![at("8S", [200.0, 0.0, 300.0, 75.0])];
+        let best = best_aspect_reading(
+            vec![((1.0, 1.0), own.clone()), ((1.0, 9.0 / 16.0), sixteen_nine.clone()), ((1.0, 0.75), four_three)],
+            300.0,
+        );
         assert_eq!(best.iter().map(|d| d.card.code()).collect::<Vec<_>>(), ["7H", "8S"]);
         assert!(best[1].quad.iter().zip(box_quad([200.0, 0.0, 300.0, 100.0])).all(|(a, b)| a.dist(b) < 1e-9));
         assert!(best[1].index_boxes[0].iter().zip([200.0, 0.0, 300.0, 100.0]).all(|(a, b)| (a - b).abs() < 1e-9));
-        // as many named at another aspect: the photo's own reading stands
-        let same = vec![at("7H", [0.0, 0.0, 100.0, 56.25])];
-        let kept = best_aspect_reading(vec![((1.0, 1.0), own), ((1.0, 9.0 / 16.0), same)]);
-        assert_eq!(kept.len(), 2);
-        assert_eq!(kept[0].quad, box_quad([0.0, 0.0, 100.0, 100.0]));
+        // a squeeze naming one more card that no other reading names, or one named elsewhere:
+        // the photo's own reading stands
+        let alone = best_aspect_reading(vec![((1.0, 1.0), own.clone()), ((1.0, 9.0 / 16.0), sixteen_nine)], 300.0);
+        assert_eq!(alone.iter().map(|d| d.card.code()).collect::<Vec<_>>(), ["7H", "unknown"]);
+        assert_eq!(alone[0].quad, box_quad([0.0, 0.0, 100.0, 100.0]));
+        let elsewhere = vec![at("7H", [0.0, 0.0, 100.0, 56.25]), at("8S", [200.0, 0.0, 300.0, 56.25])];
+        let far = vec![at("8S", [0.0, 200.0, 100.0, 300.0])];
+        let kept =
+            best_aspect_reading(vec![((1.0, 1.0), own), ((1.0, 9.0 / 16.0), elsewhere), ((1.0, 1.0), far)], 300.0);
+        assert_eq!(kept.iter().map(|d| d.card.code()).collect::<Vec<_>>(), ["7H", "unknown"]);
     }
 
     #[test]
