@@ -320,10 +320,17 @@ impl Verifier {
             return;
         }
         let Some(r) = self.round.as_mut() else { return };
-        // (Seen turned up under a card before, it is still under it when it flickers back.)
+        // (Seen turned up under a card before, it is still under it when it flickers back.) Only
+        // a card arriving after this one lands on it: the cards of a shuffler's packet arrive in
+        // one frame, and one of them dealt face up is often seen up only frames after it arrived
+        // (Q Poker seed 7, `two_player_cards_exposed`: seat 1's exposed first card went unflagged).
+        let arrived = r.cards.get(&track).map(|c| c.arrival_frame);
         let landed_on = r.turned_under.contains(&track)
             || r.cards.iter().any(|(k, c)| {
-                *k != track && c.home == zone && frame.saturating_sub(c.arrival_frame) <= COVER_TURN_FRAMES
+                *k != track
+                    && c.home == zone
+                    && arrived.map_or(true, |a| c.arrival_frame > a)
+                    && frame.saturating_sub(c.arrival_frame) <= COVER_TURN_FRAMES
             });
         if landed_on {
             r.turned_under.insert(track);
@@ -2056,5 +2063,36 @@ mod tests {
         assert_eq!(flags[0].0, 29 + COVER_TURN_FRAMES + 1);
         assert_eq!(flags[0].1.irregularity, IrregularityKind::OnePlayerCardExposed);
         assert_eq!(flags[0].1.evidence_frame, 29 + COVER_TURN_FRAMES + 1);
+    }
+
+    /// Q Poker seed 7, `two_player_cards_exposed`: a shuffler's packet of three lands in one
+    /// frame, and its first card, dealt face up, is seen up two frames later, unread. Its
+    /// packet's cards arrived with it, not on it: an exposure.
+    #[test]
+    fn a_card_of_a_packet_seen_turned_up_after_it_landed_is_exposed() {
+        let chips = vec![SpotPresence { seat: 1, bet: BetKind::Bet }];
+        let dealt = |track, order| TrackEventKind::Dealt {
+            track,
+            zone: TableZone::Seat(1),
+            order,
+            face_up: false,
+            card: None,
+            phase: RoundPhase::Dealing,
+        };
+        let up = TrackEventKind::Turned {
+            track: 1,
+            zone: TableZone::Seat(1),
+            face_up: true,
+            card: None,
+            phase: RoundPhase::Dealing,
+        };
+        let mut events = round_opened(&chips);
+        events.extend([(24, dealt(1, 1)), (24, dealt(2, 2)), (24, dealt(3, 3)), (26, up)]);
+        let flags = flags_of(RulesetId::Qpoker2004, &events, 60);
+        assert_eq!(flags.len(), 1, "{flags:?}");
+        assert_eq!(
+            (flags[0].0, flags[0].1.irregularity, flags[0].1.seat),
+            (26 + COVER_TURN_FRAMES + 1, IrregularityKind::OnePlayerCardExposed, Some(1))
+        );
     }
 }
