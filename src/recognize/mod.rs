@@ -976,8 +976,8 @@ impl Recognizer {
     /// [`Recognizer::photo_cards`] of a photo whose aspect may not be its camera's: a square
     /// photo is read at its own aspect and as each camera aspect of [`SQUARE_PHOTO_ASPECTS`]
     /// squeezed square, and the reading whose cards the other readings confirm best is kept
-    /// ([`best_aspect_reading`]). Other photos, or with [`RecognizerOptions::square_aspects`] off, are read as
-    /// they are. Detections are in the photo's own pixels.
+    /// ([`best_aspect_reading`]). Other photos, or with [`RecognizerOptions::square_aspects`]
+    /// off, are read as they are. Detections are in the photo's own pixels.
     fn photo_cards_any_aspect(
         &mut self,
         image: &Mat,
@@ -1436,7 +1436,7 @@ const SAME_PLACE: f64 = 0.06;
 /// other reading sees, mostly where no card lies, whereas the cards of a photo stretched square
 /// are named again at the neighbouring aspect (16:9 and 4:3 both undo most of the stretch).
 /// Measured on the shared real photos and the simulator's truly square photos (2026-12-03,
-/// docs/recognition.md, "Square photos").
+/// docs/recognition.md, "Which aspect reading is kept").
 fn best_aspect_reading(readings: Vec<((f64, f64), Vec<DetectedCard>)>, side: f64) -> Vec<DetectedCard> {
     let readings: Vec<Vec<DetectedCard>> = readings
         .into_iter()
@@ -1454,24 +1454,15 @@ fn best_aspect_reading(readings: Vec<((f64, f64), Vec<DetectedCard>)>, side: f64
         dets.iter().filter_map(|d| Some((d.card.card()?, Point::mean(&d.quad)))).collect()
     };
     let all: Vec<Vec<(Card, Point)>> = readings.iter().map(|r| named(r)).collect();
-    let again = |k: usize| {
-        let named_again = |&(card, at): &(Card, Point)| {
-            all.iter()
-                .enumerate()
-                .any(|(j, other)| j != k && other.iter().any(|&(c, p)| c == card && p.dist(at) < SAME_PLACE * side))
-        };
-        all[k].iter().filter(|n| named_again(n)).count()
+    let named_again = |k: usize, &(card, at): &(Card, Point)| {
+        all.iter()
+            .enumerate()
+            .any(|(j, other)| j != k && other.iter().any(|&(c, p)| c == card && p.dist(at) < SAME_PLACE * side))
     };
-    let score = |k: usize| (again(k), all[k].len());
-    let mut best = 0;
-    for k in 1..readings.len() {
-        if score(k) > score(best) {
-            best = k;
-        }
-    }
-    if best != 0 && again(best) <= again(0) {
-        best = 0;
-    }
+    let again: Vec<usize> = (0..all.len()).map(|k| all[k].iter().filter(|n| named_again(k, n)).count()).collect();
+    let score = |k: usize| (again[k], all[k].len());
+    let best = (1..all.len()).fold(0, |best, k| if score(k) > score(best) { k } else { best });
+    let best = if again[best] > again[0] { best } else { 0 };
     readings.into_iter().nth(best).unwrap_or_default()
 }
 
