@@ -1,33 +1,38 @@
 //! `tablecam eval-scenarios` end to end on one short session: simulated video → the whole
 //! pipeline (with the tiny fixture models, so this checks plumbing and scoring, not accuracy) →
 //! one JSON object whose counts are consistent.
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// `tablecam eval-scenarios --rounds 0 --json --workers 2 ARGS MODELS --out OUT` from the
+/// repository root, which must succeed: its stdout and stderr.
+fn eval_scenarios(args: &[&str], models: &[&str], out: &Path) -> (String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_tablecam"))
+        .current_dir(root())
+        .args(["eval-scenarios", "--rounds", "0", "--json", "--workers", "2"])
+        .args(args)
+        .args(models)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .expect("run tablecam");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "eval-scenarios failed: {stderr}");
+    (String::from_utf8(output.stdout).expect("utf-8"), stderr)
+}
+
 #[test]
 fn a_one_round_evaluation_prints_one_consistent_json_object() {
     let out = std::env::temp_dir().join(format!("tablecam-scenarios-test-{}", std::process::id()));
-    let output = Command::new(env!("CARGO_BIN_EXE_tablecam"))
-        .current_dir(root())
-        .args(["eval-scenarios", "--ruleset", "qpoker-2004", "--seed", "5", "--rounds", "0"])
-        .args(["--scenario", "player_card_exposed", "--size", "720p", "--json", "--workers", "2"])
-        .args([
-            "--locator",
-            "models/fixtures/locator_tiny.onnx",
-            "--classifier",
-            "models/fixtures/classifier_tiny.onnx",
-        ])
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .expect("run tablecam");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "eval-scenarios failed: {stderr}");
-    let stdout = String::from_utf8(output.stdout).expect("utf-8");
+    let (stdout, stderr) = eval_scenarios(
+        &["--ruleset", "qpoker-2004", "--seed", "5", "--scenario", "player_card_exposed", "--size", "720p"],
+        &["--locator", "models/fixtures/locator_tiny.onnx", "--classifier", "models/fixtures/classifier_tiny.onnx"],
+        &out,
+    );
     assert_eq!(stdout.lines().count(), 1, "exactly one JSON line on stdout: {stdout}");
     let v: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON object");
     let n = |k: &str| v[k].as_u64().unwrap_or_else(|| panic!("{k} missing or not a count: {v}"));
@@ -60,5 +65,26 @@ fn a_one_round_evaluation_prints_one_consistent_json_object() {
     for line in events.lines() {
         tablecam::events::Event::from_json(line).expect("every kept event parses");
     }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// Q Poker seed 7's `duplicate_card` with the committed models, at 1080p: the seat's 3♣ lies
+/// under its 2♥ in a shuffler packet spread, and its covered index corner shows the 2♥'s index.
+/// Until the reading of a covered corner was set aside (`recognize::cover`), the two corners
+/// contradicted each other in every frame, the 3♣ was never named, and the duplicate of the
+/// dealer's 3♣ went unflagged.
+#[test]
+fn a_card_whose_covered_corner_shows_the_card_over_it_is_still_read() {
+    let out = std::env::temp_dir().join(format!("tablecam-scenarios-cover-{}", std::process::id()));
+    let (stdout, _) = eval_scenarios(
+        &["--ruleset", "qpoker-2004", "--seed", "7", "--scenario", "duplicate_card", "--size", "1080p"],
+        &[],
+        &out,
+    );
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    assert_eq!(v["flags_expected"], 1, "{v}");
+    assert_eq!(v["flags_found"], 1, "the duplicate 3♣ is flagged: {v}");
+    assert_eq!(v["false_flags"], 0, "{v}");
+    assert_eq!(v["outcomes_wrong"], 0, "{v}");
     let _ = std::fs::remove_dir_all(&out);
 }

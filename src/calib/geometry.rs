@@ -26,6 +26,11 @@ impl Point {
         let n = points.len().max(1) as f64;
         Point::new(points.iter().map(|p| p.x).sum::<f64>() / n, points.iter().map(|p| p.y).sum::<f64>() / n)
     }
+
+    /// The point a share `t` of the way from `self` to `o`.
+    pub fn lerp(self, o: Point, t: f64) -> Point {
+        Point::new(self.x + t * (o.x - self.x), self.y + t * (o.y - self.y))
+    }
 }
 
 /// A projective transform of the plane, row-major.

@@ -28,6 +28,7 @@
 //! outlines found in the photo ([`crate::locate::photo`]) at both diagonals, and steps 3–6 do
 //! not apply. docs/recognition.md has the measurements.
 pub mod cli;
+pub mod cover;
 pub mod eval;
 pub mod table_glyphs;
 pub mod twins;
@@ -707,6 +708,13 @@ impl Recognizer {
                 classify::combine_models(&prob_rows(&probs, card_patches[k].iter().copied()), &faces, min_conf)
             })
             .collect();
+        // A covered corner reads the card lying over it ([`cover`]): readings that a named card
+        // over them explains are set aside, and the rest combined again.
+        let corners_left = {
+            let quads: Vec<Quad> = cards.iter().map(|c| c.quad).collect();
+            let patches = Patches { jobs: &jobs, of_card: &card_patches, probs: &probs };
+            set_aside_covered(image, kind, &quads, &patches, face_probs.as_ref(), &face_rows, &mut verdicts, min_conf)
+        };
         let unnamed: Vec<Unnamed<'_>> = (0..cards.len())
             .filter(|&k| {
                 card_patches[k].len() == 2
@@ -735,7 +743,7 @@ impl Recognizer {
                 })
                 .collect();
             let quads: Vec<Quad> = cards.iter().map(|c| c.quad).collect();
-            times.patches += self.complete_with_glyphs(image, &quads, &mut verdicts, &faces)?;
+            times.patches += self.complete_with_glyphs(image, &quads, &mut verdicts, &faces, &corners_left)?;
         }
         times.classifier_ms = ms(t2);
         let mut out = Vec::with_capacity(cards.len() + loose.len());
@@ -809,6 +817,11 @@ impl Recognizer {
                 classify::combine_models(&prob_rows(&probs, 2 * k..2 * k + 2), &faces, min_conf)
             })
             .collect();
+        let ordered: Vec<Quad> = quads.iter().map(|q| order_quad(*q)).collect();
+        let of_card: Vec<Vec<usize>> = (0..quads.len()).map(|k| vec![2 * k, 2 * k + 1]).collect();
+        let patches = Patches { jobs: &jobs, of_card: &of_card, probs: &probs };
+        let corners =
+            set_aside_covered(image, kind, &ordered, &patches, face_probs.as_ref(), &of_card, &mut verdicts, min_conf);
         let unnamed: Vec<Unnamed<'_>> = (0..quads.len())
             .filter(|&k| verdicts[k].identity == CardIdentity::Unknown && verdicts[k].face >= 0.5)
             .map(|k| Unnamed {
@@ -820,7 +833,7 @@ impl Recognizer {
             .collect();
         self.name_from_wider_corners(image, &unnamed, &mut verdicts)?;
         let unnamed: Vec<usize> = (0..quads.len()).filter(|&k| verdicts[k].identity == CardIdentity::Unknown).collect();
-        self.complete_with_glyphs(image, quads, &mut verdicts, &unnamed)?;
+        self.complete_with_glyphs(image, quads, &mut verdicts, &unnamed, &corners)?;
         Ok(verdicts)
     }
 
@@ -861,7 +874,11 @@ impl Recognizer {
     /// Completes the verdicts of the cards `unnamed` (indexes into `quads` and `verdicts`) with
     /// the glyph classifier's readings of the indexes found in their corners
     /// ([`table_glyphs::corner_proposals`], [`table_glyphs::reconsider`]); a card it names that an
-    /// overlapping card is named too stays unnamed ([`table_glyphs::drop_overlapping_twins`]).
+    /// overlapping card is named too stays unnamed ([`table_glyphs::drop_overlapping_twins`]),
+    /// and so does one that a sure reading of the card classifiers (`corners[k]`, those a
+    /// covering card does not explain, [`cover`]; [`CORNER_CONTRADICTS`]) names otherwise: a
+    /// card's two corners print one index, and the glyphs found may be those of a card over one
+    /// of them.
     /// Returns the number of glyph views read (none without a glyph classifier).
     fn complete_with_glyphs(
         &mut self,
@@ -869,6 +886,7 @@ impl Recognizer {
         quads: &[Quad],
         verdicts: &mut [classify::Verdict],
         unnamed: &[usize],
+        corners: &[Vec<&[f32]>],
     ) -> Result<usize, RecognizeError> {
         let Some(glyph) = self.glyph.as_mut() else { return Ok(0) };
         let mut found: Vec<(locate::glyphs::IndexProposal, u32)> = Vec::new();
@@ -887,8 +905,15 @@ impl Recognizer {
         let threshold = glyph.min_confidence();
         let mut named = Vec::new();
         let debug = std::env::var_os("TABLECAM_GLYPH_DEBUG").is_some();
+        // the cards the card classifiers named, whose indexes show in the corners they cover
+        let covering: Vec<Option<Card>> = verdicts.iter().map(|v| v.identity.card()).collect();
         for (j, &k) in unnamed.iter().enumerate() {
-            let reads = prob_rows(&probs, rows[j].iter().copied());
+            let mut reads = prob_rows(&probs, rows[j].iter().copied());
+            let at: Vec<Point> = rows[j].iter().map(|&i| found[i].0.centre()).collect();
+            let over = |a: usize, b: usize| twins::seen_over(image, quads, a, b);
+            if let Some(kept) = cover::unexplained(k, &reads, &at, &covering, quads, &over) {
+                reads = kept;
+            }
             if debug {
                 let c = Point::mean(&quads[k]);
                 let shown: Vec<String> = reads
@@ -908,7 +933,16 @@ impl Recognizer {
                     shown.join(", ")
                 );
             }
-            verdicts[k] = table_glyphs::reconsider(verdicts[k], &reads, threshold);
+            let v = table_glyphs::reconsider(verdicts[k], &reads, threshold);
+            let contradicted = |c: Card| {
+                corners[k].iter().any(|r| {
+                    let (label, p) = classify::argmax(r);
+                    p >= CORNER_CONTRADICTS && CardIdentity::from_label(label).card().is_some_and(|o| o != c)
+                })
+            };
+            if !v.identity.card().is_some_and(contradicted) {
+                verdicts[k] = v;
+            }
             if verdicts[k].identity.card().is_some() {
                 named.push(k);
             }
@@ -1545,6 +1579,26 @@ enum PatchJob {
     Corner([Point; 4]),
 }
 
+impl PatchJob {
+    /// Where the patch is read: its centre in frame pixels. A corner view is the whole card
+    /// seen from the corner read; the patch shows its `region` (fractions of the short and long
+    /// side) from that corner.
+    fn centre(&self, region: (f64, f64)) -> Point {
+        match self {
+            PatchJob::Box(r) => {
+                let half = 0.5 * f64::from(r.side);
+                Point::new(f64::from(r.x0) + half, f64::from(r.y0) + half)
+            }
+            PatchJob::Corner([tl, tr, br, bl]) => {
+                // bilinear in the view: a card's quad is near enough a parallelogram this small
+                let (u, v) = (0.5 * region.0, 0.5 * region.1);
+                let (top, bottom) = (tl.lerp(*tr, u), bl.lerp(*br, u));
+                top.lerp(bottom, v)
+            }
+        }
+    }
+}
+
 /// A face-up card the card classifiers left unnamed: its index in the frame's cards, its two
 /// index-corner views ([`classify::corner_quads`]), their readings and its whole-card readings.
 struct Unnamed<'a> {
@@ -1552,6 +1606,44 @@ struct Unnamed<'a> {
     views: [[Point; 4]; 2],
     index: Vec<&'a [f32]>,
     faces: Vec<&'a [f32]>,
+}
+
+/// A card-corner reading this sure of another card keeps the glyph classifier from naming a
+/// card ([`Recognizer::complete_with_glyphs`]). An unsure one does not: on a design it never saw,
+/// the card-corner classifier leans to some card at 0.5–0.9 where the glyphs read the index
+/// plainly (San Gong seed 9's 8♠ under a 10♦ reading 0.58).
+const CORNER_CONTRADICTS: f32 = 0.99;
+
+/// A frame's classified patches: what was cut, which of them are each card's, and the
+/// classifier's probabilities (one row per job).
+struct Patches<'a> {
+    jobs: &'a [PatchJob],
+    of_card: &'a [Vec<usize>],
+    probs: &'a ndarray::Array2<f32>,
+}
+
+/// [`cover::set_aside_covered`] over a frame's cards (`quads`, ordered): each card's index
+/// readings, where each was read, and its whole-card readings (`face_rows[k]` of `face_probs`).
+/// Returns each card's index readings left.
+#[allow(clippy::too_many_arguments)]
+fn set_aside_covered<'a>(
+    image: &Mat,
+    kind: PatchKind,
+    quads: &[Quad],
+    patches: &Patches<'a>,
+    face_probs: Option<&'a ndarray::Array2<f32>>,
+    face_rows: &[Vec<usize>],
+    verdicts: &mut [classify::Verdict],
+    min_conf: f32,
+) -> Vec<Vec<&'a [f32]>> {
+    let index: Vec<Vec<&[f32]>> = patches.of_card.iter().map(|p| prob_rows(patches.probs, p.iter().copied())).collect();
+    let region = kind.corner_cut().map_or((1.0, 1.0), |c| c.region);
+    let at: Vec<Vec<Point>> =
+        patches.of_card.iter().map(|p| p.iter().map(|&i| patches.jobs[i].centre(region)).collect()).collect();
+    let faces: Vec<Vec<&[f32]>> =
+        face_rows.iter().map(|r| face_probs.map_or_else(Vec::new, |fp| prob_rows(fp, r.iter().copied()))).collect();
+    let over = |a: usize, b: usize| twins::seen_over(image, quads, a, b);
+    cover::set_aside_covered(verdicts, quads, &index, &at, &faces, min_conf, &over)
 }
 
 /// A wider reading replaces a card's verdict only where it names a card: a no-read stays the

@@ -571,6 +571,12 @@ fn covers(image: &Mat, quads: &[Quad], card: usize) -> Vec<Polygon> {
         .collect()
 }
 
+/// Whether card `a` of `quads` is seen to lie over card `b` in `image` ([`lies_over`]): false
+/// where they do not overlap, where it is unclear, or for an image that is not 8-bit BGR.
+pub fn seen_over(image: &Mat, quads: &[Quad], a: usize, b: usize) -> bool {
+    Grey::of(image).and_then(|g| lies_over(&g, quads, a, b)) == Some(true)
+}
+
 /// Where (pixels across a card's edge) the contrast across it is measured.
 const EDGE_OFFSETS: [f64; 5] = [-2.0, -1.0, 0.0, 1.0, 2.0];
 /// Points of an edge, at most one per pixel, needed to judge it.
