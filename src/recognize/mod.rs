@@ -708,8 +708,9 @@ impl Recognizer {
                 classify::combine_models(&prob_rows(&probs, card_patches[k].iter().copied()), &faces, min_conf)
             })
             .collect();
-        // A covered corner reads the card lying over it ([`cover`]): readings that a named card
-        // over them explains are set aside, and the rest combined again.
+        // A covered corner reads the card lying over it ([`cover`]): readings taken under a card
+        // named as they read, or seen lying over this one, are set aside and the rest combined
+        // again.
         let corners_left = {
             let quads: Vec<Quad> = cards.iter().map(|c| c.quad).collect();
             let patches = Patches { jobs: &jobs, of_card: &card_patches, probs: &probs };
