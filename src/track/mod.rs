@@ -831,6 +831,14 @@ const MOVED_SHARE: f64 = 0.25;
 /// strayed onto a neighbour of the hand (they lie about half a card apart, 0.55 on the
 /// simulator's tables), not onto a piece of its own card (a third of a card off, at most).
 const STRAYED_NEIGHBOUR_SHARE: f64 = 0.45;
+/// Two cards of a hand at most this far apart (centres, share of a card's width) leave no felt
+/// between them: a piece seen between them after the deal is the hand measured anew
+/// (`Tracker::piece_within_a_full_hand`). Cards side by side lie a card's width apart, plus the
+/// pieces' own misplacement.
+const WITHIN_HAND_SPACING: f64 = 1.1;
+/// …when it lies this close (share of a card's width) to the line through their centres: a
+/// card put there beside the hand, a third of a card's height off that line, still counts.
+const WITHIN_HAND_OFFSET: f64 = 0.2;
 /// Two tracks first seen and arriving within this many frames of each other can be one card
 /// measured as two pieces (see `Tracker::split_arrival`).
 const SPLIT_FRAMES: u64 = 2;
@@ -2157,6 +2165,60 @@ impl Tracker {
             .map(|o| o.id)
     }
 
+    /// The card of a full hand of which track `ti`, first seen in that hand after the deal, is a
+    /// piece: it lies between two of the hand's cards that overlap or touch (centres at most
+    /// [`WITHIN_HAND_SPACING`] of a card's width apart), on the line through them (within
+    /// [`WITHIN_HAND_OFFSET`] of a card's width). Such a piece covers no table the hand did not
+    /// already cover, so no card was added: the hand was measured in one piece more (San Gong
+    /// seed 9 round 6: a face-up hand on a deck whose faces print a frame line near each edge
+    /// was cut into four cards at the reveal and, after the long wait, flagged "4 cards where 3
+    /// are dealt", which voided the round). A card added to a hand after the deal covers felt
+    /// beside it or lands across it, and one laid on the hand shows a face of its own: a piece
+    /// named a card the hand does not hold still counts (after the wait). Returns the nearer
+    /// of the two cards.
+    fn piece_within_a_full_hand(&self, ti: usize, zone: TableZone) -> Option<u32> {
+        let t = &self.tracks[ti];
+        if matches!(self.phase, RoundPhase::WaitingForBets | RoundPhase::Dealing)
+            || !matches!(zone, TableZone::Seat(_) | TableZone::Dealer)
+            || !self.first_seen_in(t, zone)
+            || !self.zone_full(zone, t.id)
+        {
+            return None;
+        }
+        let cw = self.geometry.calibration.card_size_mm[0];
+        let hand: Vec<&Track> = self
+            .tracks
+            .iter()
+            .filter(|o| {
+                o.id != t.id && o.confirmed && o.arrived && !o.abandoned && o.piece_of.is_none() && o.zone == Some(zone)
+            })
+            .collect();
+        if t.identity.is_some_and(|card| !hand.iter().any(|o| o.identity == Some(card))) {
+            return None;
+        }
+        let p = t.pos;
+        let mut best: Option<(f64, u32)> = None;
+        for (i, a) in hand.iter().enumerate() {
+            for b in &hand[i + 1..] {
+                let (dx, dy) = (b.pos.x - a.pos.x, b.pos.y - a.pos.y);
+                let len = dx.hypot(dy);
+                if len <= 0.0 || len > WITHIN_HAND_SPACING * cw {
+                    continue;
+                }
+                let along = ((p.x - a.pos.x) * dx + (p.y - a.pos.y) * dy) / len;
+                let off = ((p.x - a.pos.x) * dy - (p.y - a.pos.y) * dx).abs() / len;
+                if along <= 0.0 || along >= len || off > WITHIN_HAND_OFFSET * cw {
+                    continue;
+                }
+                let (d, id) = if along <= len / 2.0 { (along, a.id) } else { (len - along, b.id) };
+                if best.map_or(true, |(bd, _)| d < bd) {
+                    best = Some((d, id));
+                }
+            }
+        }
+        best.map(|(_, id)| id)
+    }
+
     /// A track came to rest in a zone; `false` when it was a second track of
     /// a card already there (dropped: no card moved, so the deal is no busier).
     fn on_settled(&mut self, ti: usize, frame: u64, out: &mut Vec<TrackEventKind>) -> bool {
@@ -2190,7 +2252,11 @@ impl Tracker {
                 t.missed = 2;
                 return false;
             }
-            if let Some(card) = self.split_arrival(ti, zone, frame).or_else(|| self.piece_of_a_turning_card(ti, zone)) {
+            if let Some(card) = self
+                .split_arrival(ti, zone, frame)
+                .or_else(|| self.piece_of_a_turning_card(ti, zone))
+                .or_else(|| self.piece_within_a_full_hand(ti, zone))
+            {
                 // Kept, so that the piece, which lasts as long as the card is measured so, does
                 // not start a track again and again.
                 let t = &mut self.tracks[ti];
@@ -2889,6 +2955,12 @@ mod tests {
     }
 
     /// Frame `n` at 30 fps with `cards`, no chips, no change map.
+    /// `cards` with the first turned face up, showing `card` (a hand's reveal).
+    fn first_turned_up(mut cards: Vec<CardObservation>, card: &str) -> Vec<CardObservation> {
+        cards[0] = CardObservation { face: ObservedFace::Card(card.parse().unwrap()), face_up: true, ..cards[0] };
+        cards
+    }
+
     fn frame_at(n: u64, cards: Vec<CardObservation>) -> FrameObservations {
         FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![], changes: None }
     }
@@ -3363,12 +3435,7 @@ mod tests {
         assert_eq!(dealt.len(), per, "a passing piece is no card: {dealt:?}");
         // the deal is over for want of cards; the hand's first card is turned face up
         assert_eq!(t.phase(), RoundPhase::Decisions);
-        let card: Card = "7H".parse().unwrap();
-        let turned = |n: u64| {
-            let mut cards = resting(n);
-            cards[0] = CardObservation { face: ObservedFace::Card(card), face_up: true, ..cards[0] };
-            cards
-        };
+        let turned = |n: u64| first_turned_up(resting(n), "7H");
         let reveal = full + 40;
         for n in reveal..reveal + 10 {
             push(&mut t, &mut dealt, n, turned(n));
@@ -3397,6 +3464,53 @@ mod tests {
         let (at, z) = dealt[per];
         assert_eq!(z, zone);
         assert!(at >= put + late, "{dealt:?}");
+    }
+
+    /// San Gong seed 9 round 6: at the reveal a face-up hand was cut into one piece more between
+    /// its cards, for seconds, and the piece counted as a fourth card after the long wait. A
+    /// piece that lies between two of a full hand's cards covers nothing new: never a card.
+    #[test]
+    fn a_piece_between_a_full_hands_cards_after_the_deal_is_no_card() {
+        let (mut t, g) = tracker();
+        let per = usize::from(Ruleset::new(RulesetId::Fortune3cp2025).cards_per_hand);
+        let dealt = std::cell::Cell::new(0);
+        let push = |t: &mut Tracker, n: u64, cards: Vec<CardObservation>| {
+            let events = t.push(&frame_at(n, cards));
+            dealt.set(dealt.get() + events.iter().filter(|e| matches!(e.kind, TrackEventKind::Dealt { .. })).count());
+        };
+        // cards 0.9 of a card apart (as the tracks of a hand lay there: one of them measured
+        // off its place), so that the piece between two is farther than a twin from either
+        let cw = g.calibration.card_size_mm[0];
+        let spot = |i: usize| {
+            let hand = hand_centre(&g, 3);
+            Point::new(hand.x + (i as f64 - 1.0) * 0.9 * cw, hand.y)
+        };
+        let resting = |n: u64| -> Vec<CardObservation> {
+            (0..per).filter(|&i| n >= 20 * i as u64).map(|i| slid_in(&g, spot(i), 20 * i as u64, n)).collect()
+        };
+        let full = 20 * per as u64 + 10;
+        for n in 0..full + 40 {
+            push(&mut t, n, resting(n));
+        }
+        assert_eq!(dealt.get(), per);
+        assert_eq!(t.phase(), RoundPhase::Decisions);
+        let turned = |n: u64| first_turned_up(resting(n), "7H");
+        let reveal = full + 40;
+        for n in reveal..reveal + 10 {
+            push(&mut t, n, turned(n));
+        }
+        assert_eq!(t.phase(), RoundPhase::Reveal);
+        // between the second and third cards, a few millimetres off their line, for as long as
+        // the hand lies there
+        let (a, b) = (spot(1), spot(2));
+        let between = Point::new((a.x + b.x) / 2.0 + 2.0, (a.y + b.y) / 2.0 + 4.0);
+        let late = u64::from(TrackerOptions::default().late_extra_card_settle_frames);
+        for n in reveal + 10..reveal + 10 + 3 * late {
+            let mut cards = turned(n);
+            cards.push(back_at(&g, between));
+            push(&mut t, n, cards);
+        }
+        assert_eq!(dealt.get(), per, "the piece between two cards of the hand counted as a card");
     }
 
     /// San Gong seed 7, `player_card_exposed`: at the reveal a face-up hand's A♦ was measured as
