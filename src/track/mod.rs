@@ -2174,8 +2174,8 @@ impl Tracker {
     /// was cut into four cards at the reveal and, after the long wait, flagged "4 cards where 3
     /// are dealt", which voided the round). A card added to a hand after the deal covers felt
     /// beside it or lands across it, and one laid on the hand shows a face of its own: a piece
-    /// named a card the hand does not hold still counts (after the wait). Returns the nearer
-    /// of the two cards.
+    /// named a card the hand does not hold still counts (after the wait), unless the nearer of
+    /// the two cards is unread and so may be that card. Returns the nearer of the two cards.
     fn piece_within_a_full_hand(&self, ti: usize, zone: TableZone) -> Option<u32> {
         let t = &self.tracks[ti];
         if matches!(self.phase, RoundPhase::WaitingForBets | RoundPhase::Dealing)
@@ -2193,9 +2193,7 @@ impl Tracker {
                 o.id != t.id && o.confirmed && o.arrived && !o.abandoned && o.piece_of.is_none() && o.zone == Some(zone)
             })
             .collect();
-        if t.identity.is_some_and(|card| !hand.iter().any(|o| o.identity == Some(card))) {
-            return None;
-        }
+        let held = t.identity.map_or(true, |card| hand.iter().any(|o| o.identity == Some(card)));
         let p = t.pos;
         let mut best: Option<(f64, u32)> = None;
         for (i, a) in hand.iter().enumerate() {
@@ -2210,7 +2208,13 @@ impl Tracker {
                 if along <= 0.0 || along >= len || off > WITHIN_HAND_OFFSET * cw {
                     continue;
                 }
-                let (d, id) = if along <= len / 2.0 { (along, a.id) } else { (len - along, b.id) };
+                let (d, nearer) = if along <= len / 2.0 { (along, a) } else { (len - along, b) };
+                // a piece naming a card the hand does not hold may be the other piece of an
+                // unread card (San Gong seed 9 round 21: an A♠ unread, its piece read A♠)
+                if !held && nearer.identity.is_some() {
+                    continue;
+                }
+                let id = nearer.id;
                 if best.map_or(true, |(bd, _)| d < bd) {
                     best = Some((d, id));
                 }
@@ -3467,50 +3471,68 @@ mod tests {
     }
 
     /// San Gong seed 9 round 6: at the reveal a face-up hand was cut into one piece more between
-    /// its cards, for seconds, and the piece counted as a fourth card after the long wait. A
-    /// piece that lies between two of a full hand's cards covers nothing new: never a card.
+    /// its cards, for seconds, and the piece counted as a fourth card after the long wait; in
+    /// round 21 the piece read the A♠ its unread neighbour was. A piece that lies between two of
+    /// a full hand's cards covers nothing new: no card, unless it names a card the hand does
+    /// not hold beside a card that was read.
     #[test]
     fn a_piece_between_a_full_hands_cards_after_the_deal_is_no_card() {
-        let (mut t, g) = tracker();
         let per = usize::from(Ruleset::new(RulesetId::Fortune3cp2025).cards_per_hand);
-        let dealt = std::cell::Cell::new(0);
-        let push = |t: &mut Tracker, n: u64, cards: Vec<CardObservation>| {
-            let events = t.push(&frame_at(n, cards));
-            dealt.set(dealt.get() + events.iter().filter(|e| matches!(e.kind, TrackEventKind::Dealt { .. })).count());
+        // the piece `reads` (a back when `None`), lying 0.4 of the way from card `from` to the
+        // next, a few millimetres off their line, for as long as the hand lies there; the hand's
+        // first card is turned up and read 7♥, the others unread backs
+        let run = |reads: Option<&str>, from: usize| -> usize {
+            let (mut t, g) = tracker();
+            let dealt = std::cell::Cell::new(0);
+            let push = |t: &mut Tracker, n: u64, cards: Vec<CardObservation>| {
+                let events = t.push(&frame_at(n, cards));
+                dealt.set(
+                    dealt.get() + events.iter().filter(|e| matches!(e.kind, TrackEventKind::Dealt { .. })).count(),
+                );
+            };
+            // cards 0.9 of a card apart (as the tracks of a hand lay there: one of them measured
+            // off its place), so that the piece between two is farther than a twin from either
+            let cw = g.calibration.card_size_mm[0];
+            let spot = |i: usize| {
+                let hand = hand_centre(&g, 3);
+                Point::new(hand.x + (i as f64 - 1.0) * 0.9 * cw, hand.y)
+            };
+            let resting = |n: u64| -> Vec<CardObservation> {
+                (0..per).filter(|&i| n >= 20 * i as u64).map(|i| slid_in(&g, spot(i), 20 * i as u64, n)).collect()
+            };
+            let full = 20 * per as u64 + 10;
+            for n in 0..full + 40 {
+                push(&mut t, n, resting(n));
+            }
+            assert_eq!(dealt.get(), per);
+            assert_eq!(t.phase(), RoundPhase::Decisions);
+            let turned = |n: u64| first_turned_up(resting(n), "7H");
+            let reveal = full + 40;
+            for n in reveal..reveal + 10 {
+                push(&mut t, n, turned(n));
+            }
+            assert_eq!(t.phase(), RoundPhase::Reveal);
+            let (a, b) = (spot(from), spot(from + 1));
+            let at = Point::new(a.x + 0.4 * (b.x - a.x), a.y + 0.4 * (b.y - a.y) + 4.0);
+            let piece = match reads {
+                Some(card) => CardObservation {
+                    face: ObservedFace::Card(card.parse().unwrap()),
+                    face_up: true,
+                    ..back_at(&g, at)
+                },
+                None => back_at(&g, at),
+            };
+            let late = u64::from(TrackerOptions::default().late_extra_card_settle_frames);
+            for n in reveal + 10..reveal + 10 + 3 * late {
+                let mut cards = turned(n);
+                cards.push(piece);
+                push(&mut t, n, cards);
+            }
+            dealt.get()
         };
-        // cards 0.9 of a card apart (as the tracks of a hand lay there: one of them measured
-        // off its place), so that the piece between two is farther than a twin from either
-        let cw = g.calibration.card_size_mm[0];
-        let spot = |i: usize| {
-            let hand = hand_centre(&g, 3);
-            Point::new(hand.x + (i as f64 - 1.0) * 0.9 * cw, hand.y)
-        };
-        let resting = |n: u64| -> Vec<CardObservation> {
-            (0..per).filter(|&i| n >= 20 * i as u64).map(|i| slid_in(&g, spot(i), 20 * i as u64, n)).collect()
-        };
-        let full = 20 * per as u64 + 10;
-        for n in 0..full + 40 {
-            push(&mut t, n, resting(n));
-        }
-        assert_eq!(dealt.get(), per);
-        assert_eq!(t.phase(), RoundPhase::Decisions);
-        let turned = |n: u64| first_turned_up(resting(n), "7H");
-        let reveal = full + 40;
-        for n in reveal..reveal + 10 {
-            push(&mut t, n, turned(n));
-        }
-        assert_eq!(t.phase(), RoundPhase::Reveal);
-        // between the second and third cards, a few millimetres off their line, for as long as
-        // the hand lies there
-        let (a, b) = (spot(1), spot(2));
-        let between = Point::new((a.x + b.x) / 2.0 + 2.0, (a.y + b.y) / 2.0 + 4.0);
-        let late = u64::from(TrackerOptions::default().late_extra_card_settle_frames);
-        for n in reveal + 10..reveal + 10 + 3 * late {
-            let mut cards = turned(n);
-            cards.push(back_at(&g, between));
-            push(&mut t, n, cards);
-        }
-        assert_eq!(dealt.get(), per, "the piece between two cards of the hand counted as a card");
+        assert_eq!(run(None, 1), per, "a piece between two cards of the hand counted as a card");
+        assert_eq!(run(Some("AS"), 1), per, "a piece beside an unread card may be that card");
+        assert_eq!(run(Some("AS"), 0), per + 1, "an A♠ laid beside the 7♥ it is not is a card");
     }
 
     /// San Gong seed 7, `player_card_exposed`: at the reveal a face-up hand's A♦ was measured as
