@@ -78,7 +78,8 @@ const COVER_TURN_FRAMES: u64 = 6;
 /// was never read surely enough, or its reading was disputed by another card's print.
 fn unread(c: &CardRec) -> String {
     match c.disputed {
-        Some(card) => format!("read as {card}, as another card whose print differs is"),
+        Some((card, Some(by))) => format!("read as {card}, then more often as {by}"),
+        Some((card, None)) => format!("read as {card}, as another card whose print differs is"),
         None if c.seen_up => "seen face up but never read".into(),
         None => "never seen face up".into(),
     }
@@ -96,8 +97,9 @@ struct CardRec {
     rank: Option<Rank>,
     /// Its face was seen (dealt face up, or turned up): an unread card says which it was.
     seen_up: bool,
-    /// The identity it lost to another card's print ([`TrackEventKind::Disputed`]).
-    disputed: Option<Card>,
+    /// The identity it lost to another card's print, or to its own later reads of another face
+    /// ([`TrackEventKind::Disputed`]).
+    disputed: Option<(Card, Option<Card>)>,
     /// Left the table (not to the discard rack) or was abandoned with a failed deal.
     gone: bool,
     /// Went to the discard rack.
@@ -464,12 +466,12 @@ impl Verifier {
                     c.rank = Some(*rank);
                 }
             }
-            TrackEventKind::Disputed { track, card, .. } => {
+            TrackEventKind::Disputed { track, card, by, .. } => {
                 // No event of its own: the outcome's reason tells it (schema unchanged).
                 if let Some(c) = self.round.as_mut().and_then(|r| r.cards.get_mut(track)) {
                     if c.identity == Some(*card) {
                         c.identity = None;
-                        c.disputed = Some(*card);
+                        c.disputed = Some((*card, *by));
                     }
                 }
             }
@@ -1861,7 +1863,7 @@ mod tests {
                 corrects: false,
             },
         ));
-        let disputed = (45, TrackEventKind::Disputed { track: 2, zone: Some(TableZone::Seat(1)), card: ace });
+        let disputed = (45, TrackEventKind::Disputed { track: 2, zone: Some(TableZone::Seat(1)), card: ace, by: None });
         events.push((50, TrackEventKind::RoundEnded));
         let reasons = |events: &[(u64, TrackEventKind)]| -> Vec<String> {
             let mut v = Verifier::new(Ruleset::new(RulesetId::Stud2004), VerifierOptions::new("T", "C")).unwrap();
