@@ -26,12 +26,25 @@ struct Dash {
     child: Child,
     port: u16,
     dir: PathBuf,
+    /// Leave `dir` in place when stopped (a restart over the same files).
+    keep_dir: bool,
 }
 
 impl Drop for Dash {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if !self.keep_dir {
+            let _ = fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+impl Dash {
+    /// Stops the dashboard and hands back its folder, kept for a restart.
+    fn stop_keeping_dir(mut self) -> PathBuf {
+        self.keep_dir = true;
+        self.dir.clone()
     }
 }
 
@@ -102,7 +115,7 @@ fn port_of(mut child: Child, dir: PathBuf) -> Dash {
         .next()
         .and_then(|p| p.parse().ok())
         .unwrap_or_else(|| panic!("no port in the dashboard's first line: {first:?}"));
-    Dash { child, port, dir }
+    Dash { child, port, dir, keep_dir: false }
 }
 
 /// One request on its own connection; (status, head, body).
@@ -620,9 +633,7 @@ fn in_chromium_an_operator_logs_in_sees_cards_and_a_flag_acks_it_and_opens_the_e
         "(document.querySelector('#alerts .alert.acked') || {}).innerText",
         Duration::from_secs(5),
     );
-    let dir = d.dir.clone();
-    drop(d);
-    let d = launch(dir, &[]);
+    let d = launch(d.stop_keeping_dir(), &[]);
     let base = format!("http://127.0.0.1:{}", d.port);
     b.goto(&format!("{base}/"));
     assert_eq!(b.eval("location.pathname"), "/login", "sessions do not survive a restart");
@@ -634,6 +645,8 @@ fn in_chromium_an_operator_logs_in_sees_cards_and_a_flag_acks_it_and_opens_the_e
     );
     assert!(text.as_str().unwrap().contains(&format!("acknowledged by ana at {when}")), "{text}");
     assert_eq!(b.eval("document.querySelectorAll('#alerts button.ack').length"), 0);
+    // The browser's profile lies in the dashboard's folder: stop it before the folder goes.
+    drop(b);
 }
 
 /// Logs `b` in through the form as ana and waits for the live page.

@@ -19,12 +19,34 @@ const FPS: f64 = 30.0;
 /// Frame `i` of the test videos is a flat colour whose blue channel is `i · STEP`.
 const STEP: f64 = 8.0;
 
-/// A fresh temporary folder for one test.
-fn temp_dir(name: &str) -> PathBuf {
+/// A fresh temporary folder for one test, removed when the test is done with it (a test run
+/// must not leave its videos behind in the system's temporary folder).
+struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn temp_dir(name: &str) -> TempDir {
     let dir = std::env::temp_dir().join(format!("tablecam-source-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
+    TempDir(dir)
 }
 
 fn flat_frame(i: u32) -> Mat {
@@ -474,7 +496,7 @@ fn inputs_parse_to_source_kinds_with_default_camera_ids() {
     assert!(SourceSpec::parse("ftp://x/y").is_err());
     let url = SourceSpec::parse("rtsp://user:pw@10.0.0.5:554/stream1").expect("url");
     assert_eq!(url.default_camera_id(), "10.0.0.5:554/stream1");
-    assert_eq!(SourceSpec::parse(dir.to_str().expect("utf-8")).expect("dir"), SourceSpec::Folder(dir.clone()));
+    assert_eq!(SourceSpec::parse(dir.to_str().expect("utf-8")).expect("dir"), SourceSpec::Folder(dir.to_path_buf()));
     let file = SourceSpec::parse("/videos/T1-cam2.avi").expect("file");
     assert_eq!(file.default_camera_id(), "T1-cam2");
     let err = file.open(&OpenOptions::default()).err().expect("missing file");
