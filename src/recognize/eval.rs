@@ -406,6 +406,14 @@ pub struct CardRead {
     pub rank: Option<(String, f32)>,
     /// The card's visible share.
     pub visible: f64,
+    /// The IoU of the located card it was matched to (`None`: read from an index-only
+    /// detection, or not found): how much a card's reading suffers from its outline measured a
+    /// little off.
+    pub iou: Option<f64>,
+    /// How far (pixels) that located card's centre lies from the true one.
+    pub offset_px: Option<f64>,
+    /// That located card's outline.
+    pub quad: Option<[Point; 4]>,
 }
 
 /// Scores one simulator frame: matches located cards to truth cards one-to-one by quad IoU
@@ -521,6 +529,9 @@ pub fn score_sim(truth: &[SimCard], dets: &[DetectedCard]) -> FrameScore {
                 confidence: got.map_or(0.0, |d| d.confidence),
                 rank: got.and_then(|d| d.rank).map(|(r, p)| (r.code().to_string(), p)),
                 visible: card.visible,
+                iou: matched.map(|d| polygon_iou(&dets[d].quad, &quads[t])),
+                offset_px: matched.map(|d| Point::mean(&dets[d].quad).dist(Point::mean(&quads[t]))),
+                quad: matched.map(|d| dets[d].quad),
             });
             match got {
                 None => {
@@ -799,20 +810,22 @@ impl IdentifyCounts {
 
 /// Reads every visible truth card of one frame from its true quad; returns the counts and the
 /// confusions (truth, predicted) of the wrong ones.
+/// Also returns what each visible face-up card was read as (truth, read), for `reads.jsonl`.
 fn identify_truth(
     recognizer: &mut Recognizer,
     frame: &Mat,
     truth: &[SimCard],
-) -> Result<(IdentifyCounts, Vec<(String, String)>), RecognizeError> {
-    let cards: Vec<&SimCard> = truth.iter().filter(|c| c.visible >= 0.5).collect();
+) -> Result<(IdentifyCounts, Vec<(String, String)>, Vec<(String, String)>), RecognizeError> {
+    let cards: Vec<&SimCard> = truth.iter().filter(|c| c.visible >= SIM_MIN_VISIBLE).collect();
     let quads: Vec<[Point; 4]> = cards.iter().map(|c| c.quad()).collect();
     let verdicts = recognizer.identify_quads(frame, &quads)?;
     let mut c = IdentifyCounts::default();
-    let mut confusions = Vec::new();
+    let (mut confusions, mut read) = (Vec::new(), Vec::new());
     for (card, v) in cards.iter().zip(&verdicts) {
         let Some(want) = card.truth() else { continue };
         if card.face_up {
             c.face_up += 1;
+            read.push((want.code(), v.identity.code()));
             match v.identity {
                 id if id == want => c.right += 1,
                 CardIdentity::Unknown => c.unknown += 1,
@@ -833,7 +846,7 @@ fn identify_truth(
             }
         }
     }
-    Ok((c, confusions))
+    Ok((c, confusions, read))
 }
 
 /// [`IdentifyCounts`] as percentages, with the most frequent wrong readings.
@@ -1014,7 +1027,7 @@ fn eval_sim(
         counts.add(&score.counts);
         confusions.extend(score.confusions);
         errors.add(&path, score.errors, score.localization_errors);
-        let (c, conf) = identify_truth(recognizer, &frame, &img.cards)?;
+        let (c, conf, _) = identify_truth(recognizer, &frame, &img.cards)?;
         identified.add(&c);
         id_confusions.extend(conf);
     }
@@ -1135,11 +1148,13 @@ fn eval_session(
         confusions.extend(score.confusions);
         let image = dir.join(format!("video.avi#frame={}", f.frame));
         errors.add(&image, score.errors, score.localization_errors);
+        let (c, conf, on_truth) = identify_truth(recognizer, &frame, &cards)?;
         for r in &score.reads {
-            let line = serde_json::json!({"frame": f.frame, "round": f.round, "read": r});
+            // what the same card reads from its true outline: the reading's loss to localization
+            let on_truth = on_truth.iter().find(|(t, _)| *t == r.truth).map(|(_, read)| read);
+            let line = serde_json::json!({"frame": f.frame, "round": f.round, "read": r, "on_truth": on_truth});
             errors.reads.push_str(&(line.to_string() + "\n"));
         }
-        let (c, conf) = identify_truth(recognizer, &frame, &cards)?;
         identified.add(&c);
         id_confusions.extend(conf);
     }
