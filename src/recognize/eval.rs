@@ -810,12 +810,15 @@ impl IdentifyCounts {
 
 /// Reads every visible truth card of one frame from its true quad; returns the counts and the
 /// confusions (truth, predicted) of the wrong ones.
+/// Pairs of card codes: (truth, what was read).
+type CodePairs = Vec<(String, String)>;
+
 /// Also returns what each visible face-up card was read as (truth, read), for `reads.jsonl`.
 fn identify_truth(
     recognizer: &mut Recognizer,
     frame: &Mat,
     truth: &[SimCard],
-) -> Result<(IdentifyCounts, Vec<(String, String)>, Vec<(String, String)>), RecognizeError> {
+) -> Result<(IdentifyCounts, CodePairs, CodePairs), RecognizeError> {
     let cards: Vec<&SimCard> = truth.iter().filter(|c| c.visible >= SIM_MIN_VISIBLE).collect();
     let quads: Vec<[Point; 4]> = cards.iter().map(|c| c.quad()).collect();
     let verdicts = recognizer.identify_quads(frame, &quads)?;
