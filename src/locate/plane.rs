@@ -1174,11 +1174,15 @@ fn fit_row(profile: &[f64], long: f64, cw: f64, backs: bool) -> (f64, Vec<f64>) 
                     score -= v - strong;
                 }
             }
+            // No card reaches beyond the row's ends (card against felt, the surest steps of the
+            // row): a whole card's inner edge may snap to its face's printed frame line, a few
+            // pixels inside the edge, and would push the card out past the end by as much.
             let lefts: Vec<f64> = if right_sides {
                 snapped.iter().map(|r| r - cw).chain(std::iter::once(long - cw)).collect()
             } else {
                 std::iter::once(0.0).chain(snapped.iter().copied()).collect()
             };
+            let lefts: Vec<f64> = lefts.into_iter().map(|l| l.clamp(0.0, (long - cw).max(0.0))).collect();
             if best.as_ref().map_or(true, |(s, _)| score > *s) {
                 best = Some((score, lefts));
             }
@@ -1679,6 +1683,27 @@ mod tests {
         for (got, want) in lefts.iter().zip([2.0, 32.0, 55.0]) {
             assert!((got - want).abs() <= 2.0, "{lefts:?}");
         }
+    }
+
+    /// A San Gong hand of three face-up cards 56.9 px wide (seed 9, clean session, frame 890, as
+    /// measured): the deck prints a frame line a few pixels inside each edge, and the first
+    /// card's inner edge snapped to it, 5 px short of the card's edge, which put the card 5 px
+    /// beyond the row's start. No card reaches beyond the row's ends.
+    #[test]
+    fn no_card_of_a_row_is_placed_beyond_the_rows_ends() {
+        let p = [
+            3., 8., 6., 15., 12., 6., 3., 2., 1., 1., 5., 6., 13., 13., 17., 19., 9., 1., 3., 3., 0., 2., 0., 2., 3.,
+            1., 2., 2., 1., 1., 1., 1., 3., 3., 3., 5., 3., 3., 2., 1., 1., 0., 1., 1., 0., 0., 6., 3., 4., 24., 22.,
+            14., 19., 11., 7., 4., 2., 4., 0., 3., 0., 2., 1., 1., 5., 2., 1., 1., 1., 2., 3., 4., 6., 5., 4., 3., 2.,
+            0., 2., 3., 2., 4., 8., 1., 7., 11., 15., 5., 15., 21., 3., 2., 9., 25., 9., 3., 7., 14., 3., 8., 5., 1.,
+            1., 0., 0., 1., 2., 2., 7., 8., 5., 7., 4., 5., 13., 8., 5., 4., 11., 30., 9., 22., 21., 3., 9., 9., 5.,
+            4., 7., 7., 29., 100., 122.,
+        ];
+        let long = p.len() as f64;
+        let (_, lefts) = fit_row(&p, long, 56.9, false);
+        assert_eq!(lefts.len(), 3, "{lefts:?}");
+        assert!(lefts.iter().all(|&l| (0.0..=long - 56.9).contains(&l)), "{lefts:?}");
+        assert!(lefts[0].abs() < 0.5 && (lefts[2] - (long - 56.9)).abs() < 0.5, "{lefts:?}");
     }
 
     /// Five face-up cards 55 px wide, 31 px apart, as measured on a stud reveal: the row's ends
