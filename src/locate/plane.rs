@@ -426,8 +426,15 @@ impl PlaneFinder {
                 if self.debug_dir.is_some() {
                     // for tuning: each row's fit and the profile it came from
                     let p: Vec<i32> = profile.iter().map(|v| *v as i32).collect();
+                    // where the row starts and ends in the camera's image, to find it in a frame
+                    let end = |t: f64| {
+                        let at = self.plane_to_table(centre.0 + u.0 * t, centre.1 + u.1 * t);
+                        self.geometry.table_to_image(at).map(|q| (q.x.round(), q.y.round()))
+                    };
                     eprintln!(
-                        "row at {centre:?} long {along:.0} cw {cw:.1} white {stock:.2}: {lefts:.0?} score {score:.1} gaps {gaps:?}\n  {p:?}"
+                        "row at {centre:?} (image {:?} to {:?}) long {along:.0} cw {cw:.1} white {stock:.2}: {lefts:.0?} score {score:.1} gaps {gaps:?}\n  {p:?}",
+                        end(-along / 2.0),
+                        end(along / 2.0)
                     );
                 }
                 if best.as_ref().map_or(true, |b| score > b.0) {
