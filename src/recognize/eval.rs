@@ -808,12 +808,12 @@ impl IdentifyCounts {
     }
 }
 
-/// Reads every visible truth card of one frame from its true quad; returns the counts and the
-/// confusions (truth, predicted) of the wrong ones.
 /// Pairs of card codes: (truth, what was read).
 type CodePairs = Vec<(String, String)>;
 
-/// Also returns what each visible face-up card was read as (truth, read), for `reads.jsonl`.
+/// Reads every visible truth card of one frame from its true quad; returns the counts, the
+/// confusions (truth, predicted) of the wrong ones, and what each visible face-up card was read
+/// as (truth, read), for `reads.jsonl`.
 fn identify_truth(
     recognizer: &mut Recognizer,
     frame: &Mat,
