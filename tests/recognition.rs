@@ -697,3 +697,81 @@ fn a_photo_stretched_square_is_read_at_its_camera_aspect() {
         own.len()
     );
 }
+
+/// A fanned hand of `codes` (each later card on top, `step_mm` apart along the row) of deck
+/// `design` on a simulated San Gong table seen by a 1920 × 1080 camera, calibrated; with the
+/// cards' true outlines in the same order.
+fn calibrated_fan(design: &str, codes: &[&str], step_mm: f64, angle: f64) -> (Mat, Vec<[Point; 4]>) {
+    use tablecam::sim::faces::{design as deck_design, Face};
+    let deck = deck_design(design).expect("the card decks are missing: `make setup` installs them").load().unwrap();
+    let g = simulated_calibration(RulesetId::Sangong1996, "T1", 1920, 1080, &default_pose(), None)
+        .validate(Path::new("<test>"))
+        .unwrap();
+    let c = g
+        .calibration
+        .zones
+        .iter()
+        .find(|z| matches!(z.kind, ZoneKind::Hand { .. }))
+        .map(|z| z.polygon_mm.centroid())
+        .unwrap();
+    let mut scene = Scene::default();
+    for (i, code) in codes.iter().enumerate() {
+        let along = (i as f64 - 0.5 * (codes.len() - 1) as f64) * step_mm;
+        scene.cards.push(SceneCard {
+            id: i as u32,
+            image: Arc::new(deck.render(Face::Card(code.parse().unwrap()), 400).unwrap()),
+            center_mm: Point::new(c.x + along * angle.cos(), c.y + along * angle.sin()),
+            angle_rad: angle,
+            size_mm: CARD_SIZE_MM,
+            height_mm: 0.0,
+            velocity_mm_per_frame: [0.0, 0.0],
+        });
+    }
+    let r = Renderer::new(&g, &TableStyle::green(), 3).unwrap();
+    let frame = r.render(&scene, &Conditions::preset("normal").unwrap(), 3).unwrap();
+    let mut quads = vec![[Point::default(); 4]; codes.len()];
+    for c in &frame.cards {
+        quads[c.id as usize] = tablecam::locate::order_quad(c.quad_px);
+    }
+    (tablecam::recognize::cli::rgb_to_bgr_mat(&frame.image).unwrap(), quads)
+}
+
+/// A fanned hand's middle card whose outline lies 9 px along the row from the card (as the
+/// table-plane fit puts one that takes the next card's frame line for its edge,
+/// docs/recognition.md "Row ends") reads `unknown` from it; read from that outline moved toward
+/// its neighbours (`RecognizerOptions::nudge`, the default) it is named, and no card of the fan
+/// is misread either way. aisleriot-ornamental is a test design (never trained on); the hand is
+/// San Gong seed 9's seat 2 of round 1 (docs/recognition.md, "Nudged outlines").
+#[test]
+fn a_fans_middle_card_read_off_its_outline_is_named_from_its_outline_nudged() {
+    use tablecam::recognize::RecognizerOptions;
+    let codes = ["AD", "2H", "AH"];
+    let (image, truth) = calibrated_fan("aisleriot-ornamental", &codes, 38.0, -0.5);
+    let row = Point::new(truth[2][0].x - truth[1][0].x, truth[2][0].y - truth[1][0].y);
+    let n = row.x.hypot(row.y);
+    let mut quads = truth.clone();
+    quads[1] = quads[1].map(|p| Point::new(p.x + 9.0 * row.x / n, p.y + 9.0 * row.y / n));
+    let read = |nudge: Option<f64>| {
+        let options = RecognizerOptions {
+            face_classifier: Some(root().join(tablecam::classify::DEFAULT_FACE_PATH)),
+            glyph_classifier: Some(root().join(tablecam::classify::DEFAULT_GLYPH_PATH)),
+            nudge,
+            ..RecognizerOptions::default()
+        };
+        let mut rec = Recognizer::with_options(
+            root().join("models/locator.onnx"),
+            root().join("models/classifier.onnx"),
+            options,
+        )
+        .unwrap();
+        rec.identify_quads(&image, &quads).unwrap().iter().map(|v| v.identity).collect::<Vec<_>>()
+    };
+    let (off, on) = (read(None), read(Some(tablecam::recognize::NUDGE)));
+    for (found, how) in [(&off, "as located"), (&on, "nudged")] {
+        for (v, code) in found.iter().zip(codes) {
+            assert!(matches!(v, CardIdentity::Unknown) || v.code() == code, "{code} misread {how}: {found:?}");
+        }
+    }
+    assert_eq!(off[1], CardIdentity::Unknown, "the middle card reads unknown from its misplaced outline: {off:?}");
+    assert_eq!(on[1].code(), "2H", "nudged, the middle card is named: {on:?}");
+}

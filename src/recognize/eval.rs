@@ -109,6 +109,11 @@ pub struct EvalArgs {
     /// wider (docs/recognition.md, "Wider corners"); 0 turns it off.
     #[arg(long, default_value_t = crate::recognize::WIDE_CORNER_SCALE)]
     pub wide_corner_scale: f64,
+    /// Read a face-up card left unnamed where it overlaps another card again from its outline
+    /// moved ±1 and ±2 times this share of its short side toward its neighbours
+    /// (docs/recognition.md, "Nudged outlines"); 0 turns it off.
+    #[arg(long, default_value_t = crate::recognize::NUDGE)]
+    pub nudge: f64,
     /// Read a square photo only at its own aspect, not also as a 16:9 or 4:3 photo squeezed
     /// square by an export (docs/recognition.md, "Square photos").
     #[arg(long)]
@@ -1535,6 +1540,7 @@ pub fn run_eval(args: &EvalArgs) -> Result<Report, RecognizeError> {
         network_locator: args.network_locator,
         min_index_px: args.min_index_px,
         wide_corner_scale: (args.wide_corner_scale > 0.0).then_some(args.wide_corner_scale),
+        nudge: (args.nudge > 0.0).then_some(args.nudge),
         square_aspects: !args.own_aspect,
         index_glyphs: !args.without_index_glyphs,
         face_classifier: (!args.no_face_classifier).then(|| args.face_classifier.clone()),

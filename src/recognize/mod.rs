@@ -30,6 +30,7 @@
 pub mod cli;
 pub mod cover;
 pub mod eval;
+pub mod nudge;
 pub mod table_glyphs;
 pub mod twins;
 
@@ -215,6 +216,12 @@ pub struct RecognizerOptions {
     /// the classifier answers `unknown` to a print it sees cut off (docs/recognition.md, "Wider
     /// corners"). `None` turns it off.
     pub wide_corner_scale: Option<f64>,
+    /// Read a face-up card left unnamed where it overlaps another card again from its outline
+    /// moved ±1 and ±2 times this share of its short side along the line to its neighbours
+    /// ([`nudge`]): a fanned hand's middle card is placed by its one visible inner edge, which
+    /// can snap to a frame line printed inside the next card's edge (docs/recognition.md,
+    /// "Nudged outlines"). `None` turns it off.
+    pub nudge: Option<f64>,
     /// Without calibration, read a square photo also as each usual camera aspect squeezed
     /// square, and keep the reading whose cards the others confirm best ([`SQUARE_PHOTO_ASPECTS`],
     /// `best_aspect_reading`): a photo stretched to a square by an export has lost its aspect.
@@ -226,6 +233,8 @@ pub const MIN_INDEX_PX: f64 = 14.0;
 /// The default [`RecognizerOptions::wide_corner_scale`] (docs/recognition.md, "Wider corners":
 /// 1.25 read as many cards with more read wrong).
 pub const WIDE_CORNER_SCALE: f64 = 1.15;
+/// The default [`RecognizerOptions::nudge`] (docs/recognition.md, "Nudged outlines").
+pub const NUDGE: f64 = 0.1;
 
 /// Combined probability of a face (any card, not `back`) from a card-corner classifier above
 /// which a card the table plane's white share took for a back is face up; below
@@ -246,6 +255,7 @@ impl Default for RecognizerOptions {
             face_classifier: None,
             glyph_classifier: None,
             wide_corner_scale: Some(WIDE_CORNER_SCALE),
+            nudge: Some(NUDGE),
             square_aspects: true,
         }
     }
@@ -746,6 +756,17 @@ impl Recognizer {
             let quads: Vec<Quad> = cards.iter().map(|c| c.quad).collect();
             times.patches += self.complete_with_glyphs(image, &quads, &mut verdicts, &faces, &corners_left)?;
         }
+        // Last, what every reading so far left unnamed, from outlines moved toward the card's
+        // neighbours: after the glyphs, so that a neighbour they named is known (nudge::settle).
+        let unnamed: Vec<usize> = (0..cards.len())
+            .filter(|&k| {
+                card_patches[k].len() == 2
+                    && verdicts[k].identity.card().is_none()
+                    && shows_face(cards[k].face_up, corner_cut, &verdicts[k])
+            })
+            .collect();
+        let quads: Vec<Quad> = cards.iter().map(|c| c.quad).collect();
+        times.patches += self.name_from_nudged_outlines(image, &quads, &mut verdicts, &unnamed)?;
         times.classifier_ms = ms(t2);
         let mut out = Vec::with_capacity(cards.len() + loose.len());
         for (k, card) in cards.iter().enumerate() {
@@ -790,7 +811,9 @@ impl Recognizer {
     /// The identity of cards whose quads are already known (ground truth, or a tracker's
     /// prediction): each card's two index corners classified in one batch and combined
     /// ([`classify::combine`]). With a card-corner classifier the corners are cut upright in
-    /// each quad's frame; with an index-box one, at the expected index positions.
+    /// each quad's frame; with an index-box one, at the expected index positions. The cards left
+    /// unnamed are read further as [`Recognizer::recognize`] reads them: wider corners, index
+    /// glyphs, nudged outlines.
     pub fn identify_quads(&mut self, image: &Mat, quads: &[Quad]) -> Result<Vec<classify::Verdict>, RecognizeError> {
         let kind = self.classifier.patch_kind();
         let mut jobs = Vec::with_capacity(2 * quads.len());
@@ -835,6 +858,10 @@ impl Recognizer {
         self.name_from_wider_corners(image, &unnamed, &mut verdicts)?;
         let unnamed: Vec<usize> = (0..quads.len()).filter(|&k| verdicts[k].identity == CardIdentity::Unknown).collect();
         self.complete_with_glyphs(image, quads, &mut verdicts, &unnamed, &corners)?;
+        let unnamed: Vec<usize> = (0..quads.len())
+            .filter(|&k| verdicts[k].identity == CardIdentity::Unknown && verdicts[k].face >= 0.5)
+            .collect();
+        self.name_from_nudged_outlines(image, &ordered, &mut verdicts, &unnamed)?;
         Ok(verdicts)
     }
 
@@ -870,6 +897,73 @@ impl Recognizer {
             adopt_if_named(&mut verdicts[u.card], classify::combine_models(&index, &u.faces, min_conf));
         }
         Ok(wide.len())
+    }
+
+    /// Reads the face-up cards `unnamed` (indexes into `quads`, ordered, and `verdicts`) that
+    /// overlap another card again from their outlines moved along the line to their neighbours
+    /// ([`nudge`]), and names each whose moved readings settle on one card
+    /// ([`nudge::settle`]). Each moved reading is one card's index corners with those that another
+    /// card explains set aside ([`cover::unexplained`]), combined alone: the whole-card view of a
+    /// moved outline straddles the neighbour. Returns the number of patches read: none when the
+    /// option is off or the classifier reads no card corners.
+    fn name_from_nudged_outlines(
+        &mut self,
+        image: &Mat,
+        quads: &[Quad],
+        verdicts: &mut [classify::Verdict],
+        unnamed: &[usize],
+    ) -> Result<usize, RecognizeError> {
+        let Some(share) = self.options.nudge else { return Ok(0) };
+        let kind = self.classifier.patch_kind();
+        let Some(cut) = kind.corner_cut() else { return Ok(0) };
+        // (card, the cards it overlaps, its first patch)
+        let mut plans: Vec<(usize, Vec<usize>, usize)> = Vec::new();
+        let mut jobs: Vec<PatchJob> = Vec::new();
+        for &k in unnamed {
+            let neighbours = nudge::overlapping(quads, k);
+            let Some(axis) = nudge::nudge_axis(quads, k, &neighbours) else { continue };
+            let step = share * nudge::short_side(&quads[k]);
+            plans.push((k, neighbours, jobs.len()));
+            for s in nudge::NUDGE_STEPS {
+                jobs.extend(classify::corner_quads(&nudge::moved(&quads[k], axis, s * step)).map(PatchJob::Corner));
+            }
+        }
+        if jobs.is_empty() {
+            return Ok(0);
+        }
+        let probs = self.classifier.classify(cut_batch(image, kind, &jobs)?.view())?;
+        let min_conf = self.classifier.min_confidence();
+        let named: Vec<Option<Card>> = verdicts.iter().map(|v| v.identity.card()).collect();
+        let over = |a: usize, b: usize| twins::seen_over(image, quads, a, b);
+        for (k, neighbours, first) in &plans {
+            let readings: Vec<classify::Verdict> = (0..nudge::NUDGE_STEPS.len())
+                .map(|m| {
+                    let ids = first + 2 * m..first + 2 * m + 2;
+                    let rows = prob_rows(&probs, ids.clone());
+                    let at: Vec<Point> = ids.map(|i| jobs[i].centre(cut.region)).collect();
+                    let kept = cover::unexplained(*k, &rows, &at, &named, quads, &over).unwrap_or(rows);
+                    classify::combine(&kept, min_conf)
+                })
+                .collect();
+            let theirs: Vec<Card> = neighbours.iter().filter_map(|&j| named[j]).collect();
+            if std::env::var_os("TABLECAM_NUDGE_DEBUG").is_some() {
+                let c = Point::mean(&quads[*k]);
+                let shown: Vec<String> =
+                    readings.iter().map(|v| format!("{} {:.4}", v.identity, v.confidence)).collect();
+                eprintln!(
+                    "nudge: card at ({:.0},{:.0}) reading {:?} rank {:?}, neighbours {theirs:?}: moves [{}]",
+                    c.x,
+                    c.y,
+                    verdicts[*k].reading.map(|c| c.to_string()),
+                    verdicts[*k].rank.map(|(r, _)| r),
+                    shown.join(", ")
+                );
+            }
+            if let Some(v) = nudge::settle(&verdicts[*k], &readings, &theirs) {
+                verdicts[*k] = v;
+            }
+        }
+        Ok(jobs.len())
     }
 
     /// Completes the verdicts of the cards `unnamed` (indexes into `quads` and `verdicts`) with
@@ -1185,7 +1279,21 @@ impl Recognizer {
             let batch = glyph_batch(image, levels, &glyphs)?;
             patches += glyphs.len();
             let probs = glyph.classify(batch.view())?;
-            for n in 0..glyphs.len() {
+            let debug = std::env::var_os("TABLECAM_GLYPH_DEBUG").is_some();
+            for (n, (proposal, _)) in glyphs.iter().enumerate() {
+                if debug {
+                    let (label, p) = classify::argmax(probs.row(n).to_slice().expect("standard layout"));
+                    let c = proposal.centre();
+                    eprintln!(
+                        "glyphs: photo {}x{} proposal at ({:.0},{:.0}) height {:.0} reads {} {p:.4}",
+                        image.cols(),
+                        image.rows(),
+                        c.x,
+                        c.y,
+                        proposal.height(),
+                        CardIdentity::from_label(label)
+                    );
+                }
                 consider(n, probs.row(n).to_slice().expect("standard layout"));
             }
         }
