@@ -721,17 +721,19 @@ impl Recognizer {
         // A covered corner reads the card lying over it ([`cover`]): readings taken under a card
         // named as they read, or seen lying over this one, are set aside and the rest combined
         // again.
+        let quads: Vec<Quad> = cards.iter().map(|c| c.quad).collect();
         let corners_left = {
-            let quads: Vec<Quad> = cards.iter().map(|c| c.quad).collect();
             let patches = Patches { jobs: &jobs, of_card: &card_patches, probs: &probs };
             set_aside_covered(image, kind, &quads, &patches, face_probs.as_ref(), &face_rows, &mut verdicts, min_conf)
         };
+        // A face-up card both of whose index corners were read, and that is still unnamed: what
+        // the wider corners and, last, the nudged outlines read again (both only with a
+        // card-corner classifier).
+        let unread_face = |k: usize, v: &classify::Verdict| {
+            card_patches[k].len() == 2 && v.identity.card().is_none() && shows_face(cards[k].face_up, true, v)
+        };
         let unnamed: Vec<Unnamed<'_>> = (0..cards.len())
-            .filter(|&k| {
-                card_patches[k].len() == 2
-                    && verdicts[k].identity.card().is_none()
-                    && shows_face(cards[k].face_up, true, &verdicts[k])
-            })
+            .filter(|&k| unread_face(k, &verdicts[k]))
             .map(|k| Unnamed {
                 card: k,
                 views: classify::corner_quads(&cards[k].quad),
@@ -753,19 +755,11 @@ impl Recognizer {
                         && v.identity.card().is_none()
                 })
                 .collect();
-            let quads: Vec<Quad> = cards.iter().map(|c| c.quad).collect();
             times.patches += self.complete_with_glyphs(image, &quads, &mut verdicts, &faces, &corners_left)?;
         }
         // Last, what every reading so far left unnamed, from outlines moved toward the card's
         // neighbours: after the glyphs, so that a neighbour they named is known (nudge::settle).
-        let unnamed: Vec<usize> = (0..cards.len())
-            .filter(|&k| {
-                card_patches[k].len() == 2
-                    && verdicts[k].identity.card().is_none()
-                    && shows_face(cards[k].face_up, corner_cut, &verdicts[k])
-            })
-            .collect();
-        let quads: Vec<Quad> = cards.iter().map(|c| c.quad).collect();
+        let unnamed: Vec<usize> = (0..cards.len()).filter(|&k| unread_face(k, &verdicts[k])).collect();
         times.patches += self.name_from_nudged_outlines(image, &quads, &mut verdicts, &unnamed)?;
         times.classifier_ms = ms(t2);
         let mut out = Vec::with_capacity(cards.len() + loose.len());
@@ -922,7 +916,7 @@ impl Recognizer {
         for &k in unnamed {
             let neighbours = nudge::overlapping(quads, k);
             let Some(axis) = nudge::nudge_axis(quads, k, &neighbours) else { continue };
-            let step = share * nudge::short_side(&quads[k]);
+            let step = share * RotatedRect::from_quad(&quads[k]).short;
             plans.push((k, neighbours, jobs.len()));
             for s in nudge::NUDGE_STEPS {
                 jobs.extend(classify::corner_quads(&nudge::moved(&quads[k], axis, s * step)).map(PatchJob::Corner));

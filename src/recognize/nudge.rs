@@ -67,12 +67,6 @@ pub fn nudge_axis(quads: &[Quad], k: usize, neighbours: &[usize]) -> Option<Poin
     Some(if pull(across) >= pull(along) { across } else { along })
 }
 
-/// The card's short side in pixels (the mean of its two short sides).
-pub fn short_side(q: &Quad) -> f64 {
-    let (a, b) = (0.5 * (q[0].dist(q[1]) + q[2].dist(q[3])), 0.5 * (q[1].dist(q[2]) + q[3].dist(q[0])));
-    a.min(b)
-}
-
 /// `quad` moved `by` pixels along the unit vector `axis`.
 pub fn moved(quad: &Quad, axis: Point, by: f64) -> Quad {
     quad.map(|p| Point::new(p.x + by * axis.x, p.y + by * axis.y))
@@ -136,7 +130,6 @@ mod tests {
         let column = [card_at(0.0, 0.0), card_at(0.0, 20.0)];
         let axis = nudge_axis(&column, 1, &overlapping(&column, 1)).expect("an axis");
         assert!((axis.y.abs() - 1.0).abs() < 1e-9, "{axis:?}");
-        assert!((short_side(&column[0]) - 40.0).abs() < 1e-9);
         let m = moved(&column[0], axis, 3.0);
         assert!((m[2].dist(column[0][2]) - 3.0).abs() < 1e-9);
     }
