@@ -48,6 +48,10 @@ pub struct EvalArgs {
     /// With --session, evaluate every this many frames.
     #[arg(long, default_value_t = 10)]
     pub every: usize,
+    /// With --session, only the frames from A to B (inclusive), e.g. one round's: `--frames
+    /// 8750-9210` (the video is still decoded from its start).
+    #[arg(long, value_name = "A-B", value_parser = parse_frame_range)]
+    pub frames: Option<(u64, u64)>,
     /// The simulator split to evaluate.
     #[arg(long, default_value = "test")]
     pub split: String,
@@ -1095,11 +1099,21 @@ struct SessionCard {
     visibility: f64,
 }
 
-/// Scores every `every`-th frame of a simulator session, calibrated (the pipeline's view).
+/// `A-B` (frame numbers, A ≤ B) for `--frames`.
+fn parse_frame_range(s: &str) -> Result<(u64, u64), String> {
+    let bad = || format!("`{s}` is no frame range: write A-B with A <= B, e.g. 8750-9210");
+    let (a, b) = s.split_once('-').ok_or_else(bad)?;
+    let (a, b): (u64, u64) = (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
+    (a <= b).then_some((a, b)).ok_or_else(bad)
+}
+
+/// Scores every `every`-th frame of a simulator session (within `frames`, if given),
+/// calibrated (the pipeline's view).
 fn eval_session(
     recognizer: &mut Recognizer,
     dir: &Path,
     every: usize,
+    frames: Option<(u64, u64)>,
     limit: Option<usize>,
     with_reference: bool,
     errors: &mut SimErrors,
@@ -1129,7 +1143,8 @@ fn eval_session(
     let (mut counts, mut confusions, mut times) = (SimCounts::default(), Vec::new(), Vec::new());
     let (mut identified, mut id_confusions) = (IdentifyCounts::default(), Vec::new());
     let mut frame = Mat::default();
-    let picked: Vec<&SessionFrame> = truth.iter().filter(|f| f.frame as usize % every == 0).collect();
+    let wanted = |n: u64| n as usize % every == 0 && frames.map_or(true, |(a, b)| (a..=b).contains(&n));
+    let picked: Vec<&SessionFrame> = truth.iter().filter(|f| wanted(f.frame)).collect();
     let total = picked.len().min(limit.unwrap_or(usize::MAX));
     let mut done = 0;
     for f in &truth {
@@ -1139,7 +1154,7 @@ fn eval_session(
         if !video.read(&mut frame).map_err(cv("reading the session video"))? {
             return Err(bad(vp.clone(), format!("ends before frame {}", f.frame)));
         }
-        if f.frame as usize % every != 0 {
+        if !wanted(f.frame) {
             continue;
         }
         done += 1;
@@ -1562,6 +1577,7 @@ pub fn run_eval(args: &EvalArgs) -> Result<Report, RecognizeError> {
             &mut recognizer,
             dir,
             args.every.max(1),
+            args.frames,
             args.limit,
             !args.without_reference,
             &mut sim_errors,
@@ -1607,6 +1623,16 @@ pub fn run_eval(args: &EvalArgs) -> Result<Report, RecognizeError> {
 mod tests {
     use super::*;
     use crate::locate::RotatedRect;
+
+    #[test]
+    fn a_frame_range_is_two_frame_numbers_in_order() {
+        assert_eq!(parse_frame_range("8750-9210"), Ok((8750, 9210)));
+        assert_eq!(parse_frame_range(" 5 - 5 "), Ok((5, 5)));
+        for bad in ["9210-8750", "8750", "a-b", "-3", "1-2-3"] {
+            let e = parse_frame_range(bad).expect_err(bad);
+            assert!(e.contains(bad) && e.contains("A-B"), "{e}");
+        }
+    }
 
     fn sim_card(card: &str, face_up: bool, c: (f64, f64), visible: f64) -> SimCard {
         let q = RotatedRect::new(Point::new(c.0, c.1), 1.2, 90.0, 64.0).quad();
