@@ -75,20 +75,22 @@ pub fn moved(quad: &Quad, axis: Point, by: f64) -> Quad {
 /// What the moved readings of one card name, given its own reading `first` (from its outline
 /// as located): the most confident of them if every one that names a card names the same card,
 /// none of `neighbours` (the names of the cards it overlaps) is that card, and either the first
-/// reading leans to that card or its rank, or two moves name it. `None` otherwise.
+/// reading leans to that card, or two moves name it. `None` otherwise.
 ///
 /// Two moves naming two cards are a misread somewhere, and a move that names a neighbour read
 /// the neighbour's index. A moved cut shows the classifier what it never trained on — half a
 /// print, a pip, the felt — and a single such reading with nothing behind it is too little: a
 /// fanned ace of spades, moved two steps, was read as a king of clubs at 0.9991
-/// (docs/recognition.md, "Nudged outlines").
+/// (docs/recognition.md, "Nudged outlines"). A first reading that leans only to the card's
+/// rank is not enough behind it either: the suit is what the classifiers confuse, and a K♠
+/// whose first reading leaned to a king but to no card was named K♣ by one move at 1.0.
 pub fn settle(first: &Verdict, readings: &[Verdict], neighbours: &[Card]) -> Option<Verdict> {
     let named: Vec<&Verdict> = readings.iter().filter(|v| v.identity.card().is_some()).collect();
     let CardIdentity::Card(card) = named.first()?.identity else { return None };
     if named.iter().any(|v| v.identity != CardIdentity::Card(card)) || neighbours.contains(&card) {
         return None;
     }
-    let leans = first.reading == Some(card) || first.rank.is_some_and(|(r, _)| r == card.rank());
+    let leans = first.reading == Some(card);
     if !leans && named.len() < 2 {
         return None;
     }
@@ -144,14 +146,14 @@ mod tests {
         };
         // two moves agree: named even by a card whose first reading showed nothing
         assert_eq!(named(&blank, &two, &[]), Some(("2H".into(), 0.9992)));
-        // one move alone names it only where the first reading leaned to it, or to its rank
+        // one move alone names it only where the first reading leaned to it, not to its rank alone
         let one = [blank, verdict("2H", 0.9995), blank, blank];
         assert_eq!(named(&blank, &one, &[]), None);
         assert_eq!(named(&leaning("2H"), &one, &[]), Some(("2H".into(), 0.9995)));
         assert_eq!(named(&leaning("2D"), &one, &[]), None);
         let rank_two = Verdict { rank: Some((crate::rules::Rank::from_index(0), 0.99)), ..blank };
         assert_eq!(rank_two.rank.map(|(r, _)| r), Some("2H".parse::<Card>().unwrap().rank()));
-        assert_eq!(named(&rank_two, &one, &[]), Some(("2H".into(), 0.9995)));
+        assert_eq!(named(&rank_two, &one, &[]), None);
         // one move reads another card: a misread somewhere, nothing named
         assert_eq!(named(&leaning("2H"), &[verdict("2H", 0.999), verdict("AH", 0.999)], &[]), None);
         // the neighbour's own name: the moved cut reached the neighbour's index
