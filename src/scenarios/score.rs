@@ -32,6 +32,10 @@ pub struct TruthRound {
     /// absent from older truth files.
     #[serde(default)]
     pub round: Option<Round>,
+    /// The round's scripted actions as written (`sim::script::Action`): which cards the action
+    /// showing a flag moved ([`action_cards`]).
+    #[serde(default)]
+    pub actions: Vec<serde_json::Value>,
 }
 
 /// An expected flag.
@@ -51,6 +55,71 @@ pub struct TruthFlag {
     /// (absent in sessions rendered before 2026-11-26: then `visible_from_frame`).
     #[serde(default)]
     pub shown_by_frame: Option<u64>,
+    /// The index of that action in the round's actions (absent in older sessions).
+    #[serde(default)]
+    pub visible_from_action: Option<usize>,
+    /// The first frame from `shown_by_frame` on in which a card that action moved lies at least
+    /// half in view ([`SEEN_VISIBILITY`]): a card turned while the dealer's hand goes on turning
+    /// its neighbours is under that hand until the hand moves away. Not in `rounds.json`: filled
+    /// from `frames.jsonl` by [`mark_seen`]; `None` where the action moved no card still on the
+    /// table (a card taken away, a hand passed over) or the frames are not there.
+    #[serde(default)]
+    pub seen_by_frame: Option<u64>,
+}
+
+/// The least share of a card in view for a camera to see it ([`TruthFlag::seen_by_frame`]).
+pub const SEEN_VISIBILITY: f64 = 0.5;
+
+/// The ids of the cards an action (as `rounds.json` writes it) moves onto or over the table:
+/// a deal's cards, a turned card, a card introduced or set aside; none for the rest (a card
+/// taken away is not seen afterwards).
+pub fn action_cards(action: &serde_json::Value) -> Vec<u32> {
+    let id = |v: &serde_json::Value| v.get("id").and_then(serde_json::Value::as_u64).map(|n| n as u32);
+    match action.get("action").and_then(serde_json::Value::as_str) {
+        Some("deal") => action
+            .get("cards")
+            .and_then(serde_json::Value::as_array)
+            .map(|cards| cards.iter().filter_map(id).collect())
+            .unwrap_or_default(),
+        Some("flip" | "set_aside") => id(action).into_iter().collect(),
+        Some("introduce") => action.get("card").and_then(id).into_iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Fills each flag's [`TruthFlag::seen_by_frame`] from the frames' truth: `frames` yields, frame
+/// by frame in order, each card's id and visible share.
+pub fn mark_seen(truth: &mut [TruthRound], frames: impl IntoIterator<Item = (u64, Vec<(u32, f64)>)>) {
+    // (round, flag, the cards to see, from which frame, up to which)
+    let mut wanted: Vec<(usize, usize, Vec<u32>, u64, u64)> = Vec::new();
+    for (r, round) in truth.iter().enumerate() {
+        for (f, flag) in round.flags.iter().enumerate() {
+            let cards =
+                flag.visible_from_action.and_then(|a| round.actions.get(a)).map(action_cards).unwrap_or_default();
+            if !cards.is_empty() {
+                let from = flag.shown_by_frame.unwrap_or(flag.visible_from_frame);
+                wanted.push((r, f, cards, from, round.last_frame));
+            }
+        }
+    }
+    if wanted.is_empty() {
+        return;
+    }
+    for (frame, cards) in frames {
+        wanted.retain(|(r, f, ids, from, to)| {
+            if frame < *from || frame > *to {
+                return frame < *from;
+            }
+            let seen = cards.iter().any(|(id, share)| ids.contains(id) && *share >= SEEN_VISIBILITY);
+            if seen {
+                truth[*r].flags[*f].seen_by_frame = Some(frame);
+            }
+            !seen
+        });
+        if wanted.is_empty() {
+            break;
+        }
+    }
 }
 
 /// How long after the truth's frames a found flag was first raised.
@@ -63,6 +132,10 @@ pub struct FlagDelay {
     /// Frames from that action's last frame ([`TruthFlag::shown_by_frame`]): what the tracker
     /// and verifier add once a dealt card has landed.
     pub from_shown: i64,
+    /// Frames from the first frame that shows the action's card at least half in view
+    /// ([`TruthFlag::seen_by_frame`]; the action's last frame where none is known): what the
+    /// tracker and verifier add once the camera can see the card.
+    pub from_seen: i64,
 }
 
 /// Something a session's events got wrong against its truth, named by round and frame so it can
@@ -356,6 +429,8 @@ pub fn score_session(truth: &[TruthRound], events: &[Event]) -> (Tally, Vec<Flag
                     kind: want.kind,
                     from_visible: first as i64 - want.visible_from_frame as i64,
                     from_shown: first as i64 - want.shown_by_frame.unwrap_or(want.visible_from_frame) as i64,
+                    from_seen: first as i64
+                        - want.seen_by_frame.or(want.shown_by_frame).unwrap_or(want.visible_from_frame) as i64,
                 });
             }
         }
@@ -455,6 +530,7 @@ mod tests {
                 },
                 flags,
                 round: None,
+                actions: vec![],
             },
             TruthRound {
                 index: 1,
@@ -465,6 +541,7 @@ mod tests {
                 settlement: TruthSettlement { status: TruthStatus { status: "settled".into() }, hands: vec![] },
                 flags: vec![],
                 round: None,
+                actions: vec![],
             },
         ]
     }
@@ -550,6 +627,8 @@ mod tests {
             citation: "fortune3cp-2025 Art. 17(4)(1)".into(),
             visible_from_frame: 20,
             shown_by_frame: Some(22),
+            visible_from_action: None,
+            seen_by_frame: None,
         }]);
         let events = vec![
             ev(
@@ -613,9 +692,66 @@ mod tests {
             "{findings:?}"
         );
         assert!(findings.contains(&Finding::MissingOutcome { round: 1 }), "{findings:?}");
-        assert_eq!(lat, vec![FlagDelay { kind: k, from_visible: 3, from_shown: 1 }]);
+        assert_eq!(lat, vec![FlagDelay { kind: k, from_visible: 3, from_shown: 1, from_seen: 1 }]);
         let l = FlagLatency::of(&[lat[0].from_visible], 30.0);
         assert_eq!((l.p50_ms, l.within_250ms), (Some(100.0), 1));
+    }
+
+    /// Q Poker seed 7's `duplicate_card`: the second 3♣ was turned by frame 225, but the
+    /// dealer's hand went on turning its neighbours over it (4–8 % of it in view) until frame
+    /// 241; the flag came at 244, 3 frames after the card could be seen.
+    #[test]
+    fn a_flags_latency_also_counts_from_the_first_frame_its_card_is_seen() {
+        let k = IrregularityKind::DuplicateCard;
+        let mut t = truth(vec![TruthFlag {
+            kind: k,
+            seat: None,
+            consequence: serde_json::json!({"kind": "round_void"}),
+            citation: "qpoker-2004 Art. 11(1)".into(),
+            visible_from_frame: 17,
+            shown_by_frame: Some(25),
+            visible_from_action: Some(1),
+            seen_by_frame: None,
+        }]);
+        t[0].actions = vec![
+            serde_json::json!({"action": "flip", "id": 7, "face_up": true, "frames": 8}),
+            serde_json::json!({"action": "flip", "id": 1, "face_up": true, "frames": 8}),
+            serde_json::json!({"action": "flip", "id": 2, "face_up": true, "frames": 8}),
+        ];
+        // card 1 under the hand (6 % in view) until frame 41; card 2 in view all along
+        let frames = (0..100u64).map(|n| (n, vec![(1, if n < 41 { 0.06 } else { 0.9 }), (2, 1.0)]));
+        mark_seen(&mut t, frames);
+        assert_eq!(t[0].flags[0].seen_by_frame, Some(41));
+        let events = vec![
+            ev(
+                "r1",
+                5,
+                EventBody::RoundStarted {
+                    ruleset: RulesetId::Qpoker2004,
+                    seats_with_bets: vec![],
+                    source: "vision".into(),
+                },
+            ),
+            ev("r1", 44, EventBody::RoundFlag(flag(1, k, None, None))),
+        ];
+        let (_, lat, _) = score_session(&t, &events);
+        assert_eq!(lat, vec![FlagDelay { kind: k, from_visible: 27, from_shown: 19, from_seen: 3 }]);
+        // which cards an action moves: a deal's, a turned or introduced card; not a removal's
+        let cards = |v: serde_json::Value| action_cards(&v);
+        assert_eq!(
+            cards(serde_json::json!({"action": "deal", "cards": [{"id": 4, "card": "2C"}, {"id": 5, "card": "3C"}]})),
+            [4, 5]
+        );
+        assert_eq!(cards(serde_json::json!({"action": "introduce", "card": {"id": 19, "card": "2C"}})), [19]);
+        assert!(cards(serde_json::json!({"action": "remove", "id": 3})).is_empty());
+        // an action that moved no card on the table: counted from its last frame
+        let mut t2 = t.clone();
+        t2[0].flags[0].seen_by_frame = None;
+        t2[0].actions[1] = serde_json::json!({"action": "remove", "id": 1, "frames": 8});
+        mark_seen(&mut t2, (0..100u64).map(|n| (n, vec![(1, 0.9)])));
+        assert_eq!(t2[0].flags[0].seen_by_frame, None);
+        let (_, lat, _) = score_session(&t2, &events);
+        assert_eq!(lat[0].from_seen, 19);
     }
 
     #[test]
@@ -628,6 +764,8 @@ mod tests {
             citation: "fortune3cp-2025 Art. 17(4)(1)".into(),
             visible_from_frame: 20,
             shown_by_frame: None,
+            visible_from_action: None,
+            seen_by_frame: None,
         };
         let started = EventBody::RoundStarted {
             ruleset: RulesetId::Fortune3cp2025,
@@ -647,7 +785,7 @@ mod tests {
         let (tally, lat, _) = score_session(&t, &events(Some(1), IrregularityKind::CardRemoved));
         assert_eq!((tally.flags_found, tally.false_flags), (1, 0));
         // No shown_by_frame (an older session): counted from the visible frame.
-        assert_eq!(lat, vec![FlagDelay { kind: k, from_visible: 5, from_shown: 5 }]);
+        assert_eq!(lat, vec![FlagDelay { kind: k, from_visible: 5, from_shown: 5, from_seen: 5 }]);
         // Through a chain of the same irregularity, back to the first.
         let (_, lat, _) = score_session(&t, &events(Some(1), k));
         assert_eq!(lat[0].from_visible, 1);
