@@ -1048,9 +1048,7 @@ impl Tracker {
     ///   packet (GAMES.md: fortune3cp-2025 Art. 11, fortune3cp-2008 Art. 7, stud-2004 Art. 7,
     ///   qpoker-2004 Art. 7), so a player's hand short then was passed over;
     /// - dealt in packets, every hand has had its packet and the dealer's is whole: a hand
-    ///   passed over and served last got a packet one card short;
-    /// - the dealer's own hand short, and the deal gone past it ([`Self::dealer_passed_short`],
-    ///   or [`Self::dealer_shown_last`] in stud).
+    ///   passed over and served last got a packet one card short.
     ///
     /// Not for San Gong, which deals every place from a dice-chosen start (sangong-1996 Art. 2).
     /// One card dealt at a time, the last card is the dealer's, so "every zone served" would end
@@ -1062,7 +1060,7 @@ impl Tracker {
         // the dealer's hand (and the community cards) whole: a stud dealer's card shown
         // face up may land after the rest of its packet
         if !prescribed.iter().all(|&(zone, n)| matches!(zone, TableZone::Seat(_)) || self.held_in(zone) >= n) {
-            return self.dealer_shown_last(prescribed, idle).or_else(|| self.dealer_passed_short(prescribed));
+            return self.dealer_shown_last(prescribed, idle);
         }
         if self.dealer_served_last() {
             return Some("the dealer, served last, has its cards");
@@ -1094,37 +1092,6 @@ impl Tracker {
             .filter(|t| t.arrived && !t.abandoned && t.zone == Some(TableZone::Dealer))
             .max_by_key(|t| (t.arrived_at, t.id))?;
         latest.face_up.then_some("the dealer's card shown by design came last")
-    }
-
-    /// A deal short at the dealer's hand, which the deal has gone past, where no card of the
-    /// dealer's is shown by design (stud's shown card may land after the rest of its packet:
-    /// [`Self::dealer_shown_last`]). Every player's hand must be whole and the dealer's hand hold
-    /// at least one card; the deal is past the dealer's hand when
-    /// - the community cards, dealt after it (fortune3cp-2025 Art. 11(3), (4)), came last and
-    ///   lie whole in their spot; or
-    /// - dealt in packets, the dealer's packet came last (qpoker-2004 Art. 7, fortune3cp-2025
-    ///   Art. 11, fortune3cp-2008 Art. 7: the dealer last) and no community cards are due: a
-    ///   shuffler's packet lands in one move, so a dealer's hand short then got a short packet.
-    ///
-    /// Either way the idle time would only tell it a second later (`two_cards_to_dealer`: 35
-    /// frames after the dealer's packet or the community cards).
-    fn dealer_passed_short(&self, prescribed: &[(TableZone, u32)]) -> Option<&'static str> {
-        let dealer = self.held_in(TableZone::Dealer);
-        if self.rs.face_up_by_design == FaceUpByDesign::DealerLastCard
-            || dealer == 0
-            || dealer >= u32::from(self.rs.cards_per_hand)
-            || !prescribed.iter().all(|&(zone, n)| !matches!(zone, TableZone::Seat(_)) || self.held_in(zone) >= n)
-        {
-            return None;
-        }
-        let latest = self.dealt.last().map(|&(zone, _)| zone);
-        let community = u32::from(self.rs.community_cards);
-        if community > 0 && latest == Some(TableZone::Community) && self.held_in(TableZone::Community) >= community {
-            return Some("the community cards, dealt after the dealer's hand, are out");
-        }
-        let community_due = prescribed.iter().any(|&(zone, n)| zone == TableZone::Community && self.held_in(zone) < n);
-        (self.dealt_in_packets() && latest == Some(TableZone::Dealer) && !community_due)
-            .then_some("the dealer's packet, served last, is short")
     }
 
     /// Whether the latest card of this deal went to the dealer's hand.
@@ -4705,68 +4672,6 @@ mod tests {
         }
         let events = run(Way::ThrownAcross);
         assert!(!events.iter().any(|e| matches!(e, TrackEventKind::Dealt { order: 4, .. })), "{events:?}");
-    }
-
-    /// Fortune seed 7's `two_cards_to_dealer`, dealt from a shoe: the dealer had two cards and
-    /// the community cards, dealt after the dealer's hand (fortune3cp-2025 Art. 11(3)), came;
-    /// the deal waited the idle time for a dealer's card that could no longer come.
-    #[test]
-    fn a_deal_short_at_the_dealer_ends_once_the_community_cards_are_out() {
-        let run = |community: u64| {
-            let (mut t, g) = tracker();
-            let cw = g.calibration.card_size_mm[0];
-            let spot = |c: Point, i: u64| Point::new(c.x + (i as f64 - 1.0) * 0.55 * cw, c.y);
-            let (seat, dealer, spot_c) =
-                (hand_centre(&g, 3), zone_centre(&g, ZoneKind::DealerHand), zone_centre(&g, ZoneKind::Community));
-            // seat 3's three cards, the dealer's two, then the community cards, one every 25 frames
-            let mut cards: Vec<(u64, Point)> = (0..3).map(|i| (25 * i, spot(seat, i))).collect();
-            cards.extend((0..2).map(|i| (25 * (3 + i), spot(dealer, i))));
-            cards.extend((0..community).map(|i| (25 * (5 + i), spot(spot_c, i))));
-            let rest = 25 * (cards.len() as u64 - 1) + 15;
-            let decisions = first_decisions(&mut t, rest + 60, |n| {
-                cards.iter().filter(|&&(from, _)| n >= from).map(|&(from, p)| slid_in(&g, p, from, n)).collect()
-            });
-            (decisions, rest)
-        };
-        let settle = u64::from(TrackerOptions::default().deal_settle_frames);
-        let idle = u64::from(TrackerOptions::default().deal_idle_frames);
-        let (decisions, rest) = run(2);
-        assert!(decisions.is_some_and(|d| d <= rest + settle + 3), "{decisions:?} (cards rest at {rest})");
-        // one community card out: the second may still come
-        let (decisions, rest) = run(1);
-        assert!(decisions.is_some_and(|d| d >= rest + idle - 3), "{decisions:?} (cards rest at {rest})");
-    }
-
-    /// Q Poker seed 7's `two_cards_to_dealer`, dealt by a shuffler: the dealer's packet, served
-    /// last, held two cards, and the deal waited the idle time for a third that a packet does not
-    /// bring later. Dealt one card at a time, the dealer's third card may still be on its way.
-    #[test]
-    fn a_deal_by_packets_ends_when_the_dealers_packet_served_last_is_short() {
-        let run = |packets: bool| {
-            let c =
-                layout::simulated_calibration(RulesetId::Qpoker2004, "T1", 1920, 1080, &layout::default_pose(), None);
-            let g = c.validate(Path::new("mem.json")).expect("valid");
-            let mut t = Tracker::new(Ruleset::new(RulesetId::Qpoker2004), &g, TrackerOptions::default()).expect("ok");
-            let cw = g.calibration.card_size_mm[0];
-            let spot = |c: Point, i: u64| Point::new(c.x + (i as f64 - 1.0) * 0.55 * cw, c.y);
-            let (seat, dealer) = (hand_centre(&g, 3), zone_centre(&g, ZoneKind::DealerHand));
-            // by packets: seat 3's three cards at frame 0, the dealer's two at frame 30; else one
-            // card every 25 frames
-            let at = |i: u64| if packets { 30 * (i / 3) } else { 25 * i };
-            let mut cards: Vec<(u64, Point)> = (0..3).map(|i| (at(i), spot(seat, i))).collect();
-            cards.extend((0..2).map(|i| (at(3 + i), spot(dealer, i))));
-            let rest = at(4) + 15;
-            let decisions = first_decisions(&mut t, rest + 60, |n| {
-                cards.iter().filter(|&&(from, _)| n >= from).map(|&(from, p)| slid_in(&g, p, from, n)).collect()
-            });
-            (decisions, rest)
-        };
-        let settle = u64::from(TrackerOptions::default().deal_settle_frames);
-        let idle = u64::from(TrackerOptions::default().deal_idle_frames);
-        let (decisions, rest) = run(true);
-        assert!(decisions.is_some_and(|d| d <= rest + settle + 3), "{decisions:?} (cards rest at {rest})");
-        let (decisions, rest) = run(false);
-        assert!(decisions.is_some_and(|d| d >= rest + idle - 3), "{decisions:?} (cards rest at {rest})");
     }
 
     /// Stud seed 7's `two_cards_to_dealer`: the dealer's packet was one card short, its card
