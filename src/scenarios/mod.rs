@@ -39,7 +39,8 @@ use crate::rules::{Ruleset, RulesetId};
 use crate::sim::script::{Scenario, FPS};
 use crate::sim::session::{simulate, SessionSpec, SIM_VERSION};
 use crate::source::VideoFileSource;
-pub use score::{mark_seen, score_session, Finding, FlagDelay, FlagLatency, Tally, TruthFlag, TruthRound};
+use score::mark_seen;
+pub use score::{score_session, Finding, FlagDelay, FlagLatency, Tally, TruthRound};
 
 /// Arguments of `tablecam eval-scenarios`.
 #[derive(Debug, Clone, clap::Args)]
@@ -162,7 +163,7 @@ pub struct Summary {
     pub flag_latency_after_action: FlagLatency,
     /// From the first frame after that action showing its card at least half in view (a card
     /// turned while the dealer's hand turns its neighbours is under that hand until it moves
-    /// away; [`TruthFlag::seen_by_frame`]), or the action's last frame where it moved no card
+    /// away; [`score::TruthFlag::seen_by_frame`]), or the action's last frame where it moved no card
     /// left on the table: what the tracker and verifier add once the camera can see it.
     pub flag_latency_after_seen: FlagLatency,
     /// All three, per irregularity: `{"from_visible": …, "after_action": …, "after_seen": …}`.
@@ -307,7 +308,7 @@ pub fn run_session(
     Ok((events, frames))
 }
 
-/// Reads a session's `rounds.json`, each flag's [`TruthFlag::seen_by_frame`] filled from its
+/// Reads a session's `rounds.json`, each flag's [`score::TruthFlag::seen_by_frame`] filled from its
 /// `frames.jsonl` where that is there.
 pub fn read_truth(dir: &Path) -> Result<Vec<TruthRound>, PipelineError> {
     let path = dir.join("rounds.json");
