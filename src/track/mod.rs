@@ -712,6 +712,9 @@ pub struct Tracker {
     /// (zone, frame): how many, the latest, and whether the first two came as a packet.
     dealt: Vec<(TableZone, u64)>,
     last_activity: u64,
+    /// The last frame a card, followed but never counted anywhere and lost since, was detected
+    /// in the dealer's hand's zone (see [`Tracker::dealer_passed_short`]).
+    dealer_lost_uncounted: Option<u64>,
     empty_since: Option<u64>,
     chips_seen: BTreeMap<SpotPresence, u64>,
     folded: BTreeSet<u8>,
@@ -906,6 +909,10 @@ const SETTLING_RESUME_SHARE: f64 = 0.15;
 /// shown card lands after its packet, less than `deal_idle_frames`.
 const DEALER_SHOWN_IDLE_FRAMES: u64 = 16;
 
+/// Frames a short dealer's hand must have shown no uncounted card on its way into it before a
+/// deal that went past it ends early ([`Tracker::dealer_passed_short`]).
+const DEALER_GLIMPSE_FRAMES: u64 = 8;
+
 impl Tracker {
     /// A tracker for a table playing `ruleset`, with its calibration.
     pub fn new(ruleset: Ruleset, geometry: &TableGeometry, opts: TrackerOptions) -> Result<Tracker, TrackError> {
@@ -943,6 +950,7 @@ impl Tracker {
             arrivals: BTreeMap::new(),
             dealt: Vec::new(),
             last_activity: 0,
+            dealer_lost_uncounted: None,
             empty_since: None,
             chips_seen: BTreeMap::new(),
             folded: BTreeSet::new(),
@@ -1048,19 +1056,21 @@ impl Tracker {
     ///   packet (GAMES.md: fortune3cp-2025 Art. 11, fortune3cp-2008 Art. 7, stud-2004 Art. 7,
     ///   qpoker-2004 Art. 7), so a player's hand short then was passed over;
     /// - dealt in packets, every hand has had its packet and the dealer's is whole: a hand
-    ///   passed over and served last got a packet one card short.
+    ///   passed over and served last got a packet one card short;
+    /// - the dealer's own hand short, and the deal gone past it ([`Self::dealer_passed_short`],
+    ///   or [`Self::dealer_shown_last`] in stud).
     ///
     /// Not for San Gong, which deals every place from a dice-chosen start (sangong-1996 Art. 2).
     /// One card dealt at a time, the last card is the dealer's, so "every zone served" would end
     /// the deal while that card is still on its way.
-    fn served_but_one_short(&self, prescribed: &[(TableZone, u32)], idle: u64) -> Option<&'static str> {
+    fn served_but_one_short(&self, prescribed: &[(TableZone, u32)], idle: u64, frame: u64) -> Option<&'static str> {
         if self.rs.kind == GameKind::SanGong {
             return None;
         }
         // the dealer's hand (and the community cards) whole: a stud dealer's card shown
         // face up may land after the rest of its packet
         if !prescribed.iter().all(|&(zone, n)| matches!(zone, TableZone::Seat(_)) || self.held_in(zone) >= n) {
-            return self.dealer_shown_last(prescribed, idle);
+            return self.dealer_shown_last(prescribed, idle).or_else(|| self.dealer_passed_short(prescribed, frame));
         }
         if self.dealer_served_last() {
             return Some("the dealer, served last, has its cards");
@@ -1092,6 +1102,60 @@ impl Tracker {
             .filter(|t| t.arrived && !t.abandoned && t.zone == Some(TableZone::Dealer))
             .max_by_key(|t| (t.arrived_at, t.id))?;
         latest.face_up.then_some("the dealer's card shown by design came last")
+    }
+
+    /// A deal short at the dealer's hand, which the deal has gone past, where no card of the
+    /// dealer's is shown by design (stud's shown card may land after the rest of its packet:
+    /// [`Self::dealer_shown_last`]). Every player's hand must be whole and the dealer's hand hold
+    /// at least one card; the deal is past the dealer's hand when
+    /// - the community cards, dealt after it (fortune3cp-2025 Art. 11(3), (4)), came last and
+    ///   lie whole in their spot; or
+    /// - dealt in packets, the dealer's packet came last (qpoker-2004 Art. 7, fortune3cp-2025
+    ///   Art. 11, fortune3cp-2008 Art. 7: the dealer last) and no community cards are due: a
+    ///   shuffler's packet lands in one move, so a dealer's hand short then got a short packet.
+    ///
+    /// Either way the idle time would only tell it a second later (`two_cards_to_dealer`: 35
+    /// frames after the dealer's packet or the community cards).
+    fn dealer_passed_short(&self, prescribed: &[(TableZone, u32)], frame: u64) -> Option<&'static str> {
+        let dealer = self.held_in(TableZone::Dealer);
+        // An exposed dealer card set aside, or lying face up to be set aside, is replaced by the
+        // next card (fortune3cp-2008 Art. 11(2)), which comes after the dealer's packet.
+        let replacement_due = self.rs.exposed_dealer_card() == Some(crate::rules::Consequence::DealerCardSetAside)
+            && (self.set_aside_done
+                || self.tracks.iter().any(|t| t.zone == Some(TableZone::Dealer) && t.face_up && !t.abandoned));
+        // A card on its way into the dealer's hand, not yet counted there, may be its missing
+        // one: one seen lately, or one followed there and lost since (a packet's last card under
+        // the dealer's withdrawing hand, found again frames later as a new card) while no card
+        // first seen after it has settled in the hand.
+        let glimpse = self.tracks.iter().filter(|t| self.uncounted_in_dealer_zone(t)).map(|t| t.last_seen).max();
+        let deal_began = self.dealt.first().map_or(0, |&(_, at)| at);
+        let lost_since = self.dealer_lost_uncounted.filter(|&lost| lost >= deal_began).is_some_and(|lost| {
+            !self.tracks.iter().any(|t| t.zone == Some(TableZone::Dealer) && !t.abandoned && t.born_at > lost)
+        });
+        let settling = lost_since || glimpse.is_some_and(|at| frame.saturating_sub(at) < DEALER_GLIMPSE_FRAMES);
+        if self.rs.face_up_by_design == FaceUpByDesign::DealerLastCard
+            || replacement_due
+            || settling
+            || dealer == 0
+            || dealer >= u32::from(self.rs.cards_per_hand)
+            || !prescribed.iter().all(|&(zone, n)| !matches!(zone, TableZone::Seat(_)) || self.held_in(zone) >= n)
+        {
+            return None;
+        }
+        let latest = self.dealt.last().map(|&(zone, _)| zone);
+        let community = u32::from(self.rs.community_cards);
+        if community > 0 && latest == Some(TableZone::Community) && self.held_in(TableZone::Community) >= community {
+            return Some("the community cards, dealt after the dealer's hand, are out");
+        }
+        let community_due = prescribed.iter().any(|&(zone, n)| zone == TableZone::Community && self.held_in(zone) < n);
+        (self.dealt_in_packets() && latest == Some(TableZone::Dealer) && !community_due)
+            .then_some("the dealer's packet, served last, is short")
+    }
+
+    /// Whether a track, counted in no zone, was last seen in the dealer's hand's zone: a card on
+    /// its way there, or one found and lost again under the dealer's withdrawing hand.
+    fn uncounted_in_dealer_zone(&self, t: &Track) -> bool {
+        !t.arrived && !t.abandoned && t.zone.is_none() && self.zone_of(t.pos) == Some(TableZone::Dealer)
     }
 
     /// Whether the latest card of this deal went to the dealer's hand.
@@ -1459,6 +1523,9 @@ impl Tracker {
         }
         for &ti in gone.iter().rev() {
             let t = self.tracks.remove(ti);
+            if t.confirmed && self.uncounted_in_dealer_zone(&t) {
+                self.dealer_lost_uncounted = self.dealer_lost_uncounted.max(Some(t.last_seen));
+            }
             if !t.confirmed || t.abandoned && t.zone.is_none() {
                 continue;
             }
@@ -2806,7 +2873,7 @@ impl Tracker {
                         self.set_phase(RoundPhase::Decisions, "every hand has its cards", frame, out);
                     } else if let Some(why) = (self.dealt_count() + 1 >= expected
                         && idle >= u64::from(self.opts.deal_settle_frames))
-                    .then(|| self.served_but_one_short(&prescribed, idle))
+                    .then(|| self.served_but_one_short(&prescribed, idle, frame))
                     .flatten()
                     {
                         // A hand was passed over, or its packet was one card short: waiting the
@@ -4672,6 +4739,109 @@ mod tests {
         }
         let events = run(Way::ThrownAcross);
         assert!(!events.iter().any(|e| matches!(e, TrackEventKind::Dealt { order: 4, .. })), "{events:?}");
+    }
+
+    /// Fortune seed 7's `two_cards_to_dealer`, dealt from a shoe: the dealer had two cards and
+    /// the community cards, dealt after the dealer's hand (fortune3cp-2025 Art. 11(3)), came;
+    /// the deal waited the idle time for a dealer's card that could no longer come.
+    #[test]
+    fn a_deal_short_at_the_dealer_ends_once_the_community_cards_are_out() {
+        let run = |community: u64| {
+            let (mut t, g) = tracker();
+            let cw = g.calibration.card_size_mm[0];
+            let spot = |c: Point, i: u64| Point::new(c.x + (i as f64 - 1.0) * 0.55 * cw, c.y);
+            let (seat, dealer, spot_c) =
+                (hand_centre(&g, 3), zone_centre(&g, ZoneKind::DealerHand), zone_centre(&g, ZoneKind::Community));
+            // seat 3's three cards, the dealer's two, then the community cards, one every 25 frames
+            let mut cards: Vec<(u64, Point)> = (0..3).map(|i| (25 * i, spot(seat, i))).collect();
+            cards.extend((0..2).map(|i| (25 * (3 + i), spot(dealer, i))));
+            cards.extend((0..community).map(|i| (25 * (5 + i), spot(spot_c, i))));
+            let rest = 25 * (cards.len() as u64 - 1) + 15;
+            let decisions = first_decisions(&mut t, rest + 60, |n| {
+                cards.iter().filter(|&&(from, _)| n >= from).map(|&(from, p)| slid_in(&g, p, from, n)).collect()
+            });
+            (decisions, rest)
+        };
+        let settle = u64::from(TrackerOptions::default().deal_settle_frames);
+        let idle = u64::from(TrackerOptions::default().deal_idle_frames);
+        let (decisions, rest) = run(2);
+        assert!(decisions.is_some_and(|d| d <= rest + settle + 3), "{decisions:?} (cards rest at {rest})");
+        // one community card out: the second may still come
+        let (decisions, rest) = run(1);
+        assert!(decisions.is_some_and(|d| d >= rest + idle - 3), "{decisions:?} (cards rest at {rest})");
+    }
+
+    /// Q Poker seed 7's `two_cards_to_dealer`, dealt by a shuffler: the dealer's packet, served
+    /// last, held two cards, and the deal waited the idle time for a third that a packet does not
+    /// bring later. Dealt one card at a time, the dealer's third card may still be on its way.
+    #[test]
+    fn a_deal_by_packets_ends_when_the_dealers_packet_served_last_is_short() {
+        let run = |packets: bool| {
+            let c =
+                layout::simulated_calibration(RulesetId::Qpoker2004, "T1", 1920, 1080, &layout::default_pose(), None);
+            let g = c.validate(Path::new("mem.json")).expect("valid");
+            let mut t = Tracker::new(Ruleset::new(RulesetId::Qpoker2004), &g, TrackerOptions::default()).expect("ok");
+            let cw = g.calibration.card_size_mm[0];
+            let spot = |c: Point, i: u64| Point::new(c.x + (i as f64 - 1.0) * 0.55 * cw, c.y);
+            let (seat, dealer) = (hand_centre(&g, 3), zone_centre(&g, ZoneKind::DealerHand));
+            // by packets: seat 3's three cards at frame 0, the dealer's two at frame 30; else one
+            // card every 25 frames
+            let at = |i: u64| if packets { 30 * (i / 3) } else { 25 * i };
+            let mut cards: Vec<(u64, Point)> = (0..3).map(|i| (at(i), spot(seat, i))).collect();
+            cards.extend((0..2).map(|i| (at(3 + i), spot(dealer, i))));
+            let rest = at(4) + 15;
+            let decisions = first_decisions(&mut t, rest + 60, |n| {
+                cards.iter().filter(|&&(from, _)| n >= from).map(|&(from, p)| slid_in(&g, p, from, n)).collect()
+            });
+            (decisions, rest)
+        };
+        let settle = u64::from(TrackerOptions::default().deal_settle_frames);
+        let idle = u64::from(TrackerOptions::default().deal_idle_frames);
+        let (decisions, rest) = run(true);
+        assert!(decisions.is_some_and(|d| d <= rest + settle + 3), "{decisions:?} (cards rest at {rest})");
+        let (decisions, rest) = run(false);
+        assert!(decisions.is_some_and(|d| d >= rest + idle - 3), "{decisions:?} (cards rest at {rest})");
+    }
+
+    /// The track_verify suite's Q Poker clean seed 37: the dealer's packet landed whole, but its
+    /// third card was followed as it slid in under the dealer's withdrawing hand, lost as its
+    /// neighbours came to rest, and found again eight frames later as a new card. Counting the two cards at rest, the deal
+    /// ended short and flagged the dealer's hand; the glimpsed card holds it open.
+    #[test]
+    fn a_packet_card_glimpsed_and_lost_in_the_dealers_hand_holds_the_deal_open() {
+        let c = layout::simulated_calibration(RulesetId::Qpoker2004, "T1", 1920, 1080, &layout::default_pose(), None);
+        let g = c.validate(Path::new("mem.json")).expect("valid");
+        let run = |lost: std::ops::Range<u64>| {
+            let mut t = Tracker::new(Ruleset::new(RulesetId::Qpoker2004), &g, TrackerOptions::default()).expect("ok");
+            let cw = g.calibration.card_size_mm[0];
+            let spot = |c: Point, i: u64| Point::new(c.x + (i as f64 - 1.0) * 0.55 * cw, c.y);
+            let (seat, dealer) = (hand_centre(&g, 3), zone_centre(&g, ZoneKind::DealerHand));
+            // seat 3's packet at frame 0, the dealer's at frame 30
+            let mut cards: Vec<(u64, Point)> = (0..3).map(|i| (0, spot(seat, i))).collect();
+            cards.extend((0..3).map(|i| (30, spot(dealer, i))));
+            let events = feed(&mut t, 0..120, |n| {
+                cards
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, &(from, _))| n >= from && !(i == 5 && lost.contains(&n)))
+                    .map(|(_, &(from, p))| slid_in(&g, p, from, n))
+                    .collect()
+            });
+            let decisions =
+                events.iter().position(|k| matches!(k, TrackEventKind::Phase { to: RoundPhase::Decisions, .. }));
+            let dealer_third = events
+                .iter()
+                .position(|k| matches!(k, TrackEventKind::Dealt { zone: TableZone::Dealer, order: 3, .. }));
+            (decisions, dealer_third)
+        };
+        // the third card followed from frame 30 into the dealer's zone, lost from frame 43 (its
+        // neighbours at rest from frame 45) until frame 56: still on its way
+        let (decisions, third) = run(43..56);
+        assert!(third.is_some() && decisions.is_some(), "{decisions:?} {third:?}");
+        assert!(third < decisions, "the deal ended at event {decisions:?} before the dealer's third card ({third:?})");
+        // never seen at all: the packet was short, and the deal still ends before the idle time
+        let (decisions, third) = run(0..120);
+        assert!(third.is_none() && decisions.is_some(), "{decisions:?} {third:?}");
     }
 
     /// Stud seed 7's `two_cards_to_dealer`: the dealer's packet was one card short, its card
