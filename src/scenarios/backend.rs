@@ -55,7 +55,7 @@ struct FrameAction {
     action: usize,
 }
 
-fn invalid(path: &Path, e: impl std::fmt::Display) -> PipelineError {
+pub(super) fn invalid(path: &Path, e: impl std::fmt::Display) -> PipelineError {
     PipelineError::Invalid(format!("{}: {e} (render the session again: `tablecam simulate`)", path.display()))
 }
 

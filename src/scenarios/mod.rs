@@ -315,8 +315,10 @@ pub fn read_truth(dir: &Path) -> Result<Vec<TruthRound>, PipelineError> {
     let text = std::fs::read_to_string(&path).map_err(|source| PipelineError::Io { path: path.clone(), source })?;
     let mut truth: Vec<TruthRound> = serde_json::from_str(&text)
         .map_err(|e| PipelineError::stage("rounds.json", format!("{}: {e}", path.display())))?;
+    // Sessions rendered before frames.jsonl existed have none: latency then counts from the
+    // action. One that is there but damaged is an error, as for the backend's hints.
     let path = dir.join("frames.jsonl");
-    if let Ok(file) = std::fs::File::open(&path) {
+    if path.exists() {
         #[derive(Deserialize)]
         struct Seen {
             id: u32,
@@ -327,13 +329,13 @@ pub fn read_truth(dir: &Path) -> Result<Vec<TruthRound>, PipelineError> {
             frame: u64,
             cards: Vec<Seen>,
         }
-        use std::io::BufRead;
-        // A line that does not parse ends the reading: the latency then counts from the action.
-        let frames = std::io::BufReader::new(file)
-            .lines()
-            .map_while(Result::ok)
-            .map_while(|l| serde_json::from_str::<Frame>(&l).ok())
-            .map(|f| (f.frame, f.cards.into_iter().map(|c| (c.id, c.visibility)).collect()));
+        let text = std::fs::read_to_string(&path).map_err(|source| PipelineError::Io { path: path.clone(), source })?;
+        let mut frames = Vec::new();
+        for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            let f: Frame =
+                serde_json::from_str(line).map_err(|e| backend::invalid(&path, format!("line {}: {e}", n + 1)))?;
+            frames.push((f.frame, f.cards.into_iter().map(|c| (c.id, c.visibility)).collect()));
+        }
         mark_seen(&mut truth, frames);
     }
     Ok(truth)
@@ -565,6 +567,24 @@ impl Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A damaged `frames.jsonl` is an error naming the file and the line, not a latency quietly
+    /// counted another way; a session without one (rendered before it existed) still reads.
+    #[test]
+    fn a_damaged_frames_file_is_an_error_naming_it_and_its_line() {
+        let dir = std::env::temp_dir().join(format!("tablecam-read-truth-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("rounds.json"), "[]").unwrap();
+        let _ = std::fs::remove_file(dir.join("frames.jsonl"));
+        assert!(read_truth(&dir).is_ok(), "no frames.jsonl");
+        let good = r#"{"frame": 0, "round": 0, "action": 0, "cards": [{"id": 1, "visibility": 1.0}]}"#;
+        std::fs::write(dir.join("frames.jsonl"), format!("{good}\n\n{good}\n")).unwrap();
+        assert!(read_truth(&dir).is_ok(), "a well-formed frames.jsonl");
+        std::fs::write(dir.join("frames.jsonl"), format!("{good}\n{{\"frame\": 1, \"cards\": [{{\"id\"\n")).unwrap();
+        let err = read_truth(&dir).expect_err("a cut-off line").to_string();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(err.contains("frames.jsonl") && err.contains("line 2"), "{err}");
+    }
 
     #[test]
     fn cases_cover_every_applicable_scenario_once_and_clean_rounds() {
