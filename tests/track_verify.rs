@@ -471,8 +471,10 @@ fn wide(var: &str, default: u64) -> u64 {
 // (`a_card_gone_well_before_its_hand_was_gathered_unseen_was_removed`); a card too many
 // after the deal read as a swap for a card hidden under its neighbour
 // (`a_card_too_many_after_the_deal_is_no_swap_for_a_card_hidden_under_its_neighbour`).
-// Left: a stray wrong_deal_order (fortune3cp-2025 duplicate_card seed 34);
-// clean: a false card_removed (stud seed 50: a card hidden 9 frames before its hand
+// Fixed 2026-12-05: a stray wrong_deal_order (fortune3cp-2025 duplicate_card seed 34: seat 2's card
+// unseen for ten frames as it landed, then taken for a new card after seat 3's;
+// `a_dealt_card_unseen_as_it_landed_arrives_before_the_next_hands_card`). Every scenario run
+// passes at that width since. Left, clean: a false card_removed (stud seed 50: a card hidden 9 frames before its hand
 // was folded, where the card_removed scenario's palmed card vanishes 12 frames before: no
 // lead separates them), a face-up card never read (stud seed 30, unverified).
 #[test]

@@ -1408,6 +1408,7 @@ impl Tracker {
                 let zone_here = self.zone_of(*p);
                 let revived = revived_at[oi].and_then(|id| self.lost.iter().position(|(t, _)| t.id == id));
                 let resumed = revived.is_none().then(|| self.settling_lost_at(*p, zone_here)).flatten();
+                let resumed_settling = resumed.is_some();
                 if let Some((mut t, _)) = revived.map(|i| self.lost.remove(i)).or(resumed) {
                     // in view again: no longer hidden, and judged afresh if lost again
                     t.revived = Some((t.last_seen, frame));
@@ -1418,6 +1419,13 @@ impl Tracker {
                     t.hits += 1;
                     t.face_streak = 0;
                     t.last_seen = frame;
+                    // Found where it vanished as it settled, it has lain there since: it settles
+                    // now, not a frame later after cards that landed after it.
+                    let settles = resumed_settling && t.candidate_frames + 1 >= self.opts.settle_frames;
+                    if settles {
+                        t.candidate_frames += 1;
+                        settled.push(self.tracks.len());
+                    }
                     self.tracks.push(t);
                     continue;
                 }
@@ -1455,11 +1463,14 @@ impl Tracker {
             self.bets_stale = next_round;
         }
 
-        // Arrivals and moves, in a fixed order: by zone, then along the zone's axis.
+        // Arrivals and moves, in a fixed order: a card found again where it settled unseen
+        // first (it lay there before this frame), then by zone, then along the zone's axis.
+        let unseen_since = |t: &Track| t.revived.filter(|&(_, at)| at == frame).map_or(frame, |(seen, _)| seen);
         settled.sort_by(|&a, &b| {
             let (ta, tb) = (&self.tracks[a], &self.tracks[b]);
-            ta.zone
-                .cmp(&tb.zone)
+            unseen_since(ta)
+                .cmp(&unseen_since(tb))
+                .then(ta.zone.cmp(&tb.zone))
                 .then(
                     self.axis_of(ta.zone.unwrap_or(TableZone::Discard), ta.pos)
                         .total_cmp(&self.axis_of(tb.zone.unwrap_or(TableZone::Discard), tb.pos)),
@@ -1569,6 +1580,15 @@ impl Tracker {
                 continue;
             }
             if !t.arrived && t.zone.is_none() && t.candidate.is_some() && t.candidate_frames >= SETTLING_RESUME_FRAMES {
+                self.settling_lost.push((t, frame));
+                continue;
+            }
+            if let Some(z) = self.landing_unseen(&t) {
+                // Seen again where it vanished, it has lain there since: it settles at once
+                // (`settling_lost_at` needs it within a few mm of that place).
+                let mut t = t;
+                t.candidate = Some(z);
+                t.candidate_frames = self.opts.settle_frames.saturating_sub(1);
                 self.settling_lost.push((t, frame));
                 continue;
             }
@@ -2703,6 +2723,25 @@ impl Tracker {
         t.abandoned && self.abandoned_at.is_some_and(|at| since <= at)
     }
 
+    /// The hand or spot a dealt card was flying into when it vanished, during the deal: lost
+    /// in flight inside a zone, not yet settled, it is kept like a card lost while settling
+    /// (`settling_lost`), so that seen again where it vanished it is that card, arrived then.
+    /// Taken for a new card instead, it arrived only after the next hand's card, a false
+    /// `wrong_deal_order` (fortune3cp-2025 `duplicate_card`, ground-truth seed 34: seat 2's card
+    /// seen twice as it landed, then unseen for ten frames under the dealer's hand).
+    fn landing_unseen(&self, t: &Track) -> Option<TableZone> {
+        if self.phase != RoundPhase::Dealing
+            || t.arrived
+            || t.zone.is_some()
+            || t.left_from.is_some()
+            || t.abandoned
+            || t.piece_of.is_some()
+        {
+            return None;
+        }
+        self.zone_of(t.pos).filter(|z| *z != TableZone::Discard)
+    }
+
     /// A card that vanished while settling into `zone` within [`SETTLING_RESUME_SHARE`] of a
     /// card's width of `p` (taken out of `settling_lost`): seen again where it lay, it is that
     /// card, and its settling count goes on. Only a card that lay still there for
@@ -2754,6 +2793,10 @@ impl Tracker {
                 // Cards taken back during the deal: the deal starts over.
                 out.push(TrackEventKind::DealAbandoned);
                 self.abandoned_at = Some(frame);
+                // A card of the void deal lost as it settled is gathered with it: a card of the
+                // redeal landing where it vanished is not it (stud shuffler_failure,
+                // ground-truth seed 21: seat 3 counted 6 cards).
+                self.settling_lost.clear();
                 self.set_aside_done = false;
                 self.dealt.clear();
                 self.arrivals.clear();
@@ -4842,6 +4885,48 @@ mod tests {
         // never seen at all: the packet was short, and the deal still ends before the idle time
         let (decisions, third) = run(0..120);
         assert!(third.is_none() && decisions.is_some(), "{decisions:?} {third:?}");
+    }
+
+    /// Ground-truth seed 34 of fortune3cp-2025 `duplicate_card`: seat 2's card was seen as it
+    /// landed, then not for ten frames (the dealer's hand over it), while seat 3's card landed.
+    /// Found again where it vanished, it is that card and it arrived first: taken for a new
+    /// card, it arrived after seat 3's, a false `wrong_deal_order`.
+    #[test]
+    fn a_dealt_card_unseen_as_it_landed_arrives_before_the_next_hands_card() {
+        let run = |unseen: std::ops::Range<u64>| {
+            let (mut t, g) = tracker();
+            let (two, three) = (hand_spot(&g, 2, 0), hand_spot(&g, 3, 0));
+            // dealt from the dealer's side: 15 mm a frame for 15 frames, then at rest
+            let shoe = zone_centre(&g, ZoneKind::DealerHand);
+            let flown = |p: Point, from: u64, n: u64| {
+                let (dx, dy) = (p.x - shoe.x, p.y - shoe.y);
+                let left = 15.0 * (15 - (n - from).min(15)) as f64 / dx.hypot(dy);
+                back_at(&g, Point::new(p.x - left * dx, p.y - left * dy))
+            };
+            let events = feed(&mut t, 0..60, |n| {
+                let mut cards = Vec::new();
+                if !unseen.contains(&n) {
+                    cards.push(flown(two, 0, n));
+                }
+                if n >= 12 {
+                    cards.push(flown(three, 12, n));
+                }
+                cards
+            });
+            let dealt: Vec<TableZone> = events
+                .iter()
+                .filter_map(|k| match k {
+                    TrackEventKind::Dealt { zone, .. } => Some(*zone),
+                    _ => None,
+                })
+                .collect();
+            dealt
+        };
+        let order = vec![TableZone::Seat(2), TableZone::Seat(3)];
+        // seen all along: seat 2 first
+        assert_eq!(run(0..0), order);
+        // seen until it reached its place (frame 15), unseen until after seat 3's card came to rest
+        assert_eq!(run(16..29), order);
     }
 
     /// Stud seed 7's `two_cards_to_dealer`: the dealer's packet was one card short, its card
