@@ -353,15 +353,24 @@ struct Raised<'a> {
 
 /// Scores a session: its tally, per flag found its latency, and what it got wrong, round by round.
 pub fn score_session(truth: &[TruthRound], events: &[Event]) -> (Tally, Vec<FlagDelay>, Vec<Finding>) {
-    // Which truth round each round id belongs to: the one holding its first event.
-    let mut round_of_id: BTreeMap<&str, usize> = BTreeMap::new();
+    // Which truth round each round id belongs to: the one holding most of its events (the
+    // earliest of those tied). Not the one holding its first event: a round the tracker opens a
+    // few frames before the truth's next round begins (a card of the collection taken for the
+    // next deal's first) would take the round before's place, its outcome scored against that
+    // round's and the next round's found missing (Q Poker seed 13 rounds 19-21, session 54).
+    let mut votes: BTreeMap<&str, BTreeMap<usize, u32>> = BTreeMap::new();
     for e in events {
-        if let Some(id) = &e.round_id {
-            if let Some(r) = round_at(truth, e.frame) {
-                round_of_id.entry(id.as_str()).or_insert(r);
-            }
+        if let (Some(id), Some(r)) = (&e.round_id, round_at(truth, e.frame)) {
+            *votes.entry(id.as_str()).or_default().entry(r).or_default() += 1;
         }
     }
+    let round_of_id: BTreeMap<&str, usize> = votes
+        .into_iter()
+        .filter_map(|(id, v)| {
+            let most = v.values().copied().max()?;
+            v.into_iter().find(|&(_, n)| n == most).map(|(r, _)| (id, r))
+        })
+        .collect();
     let round_of = |e: &Event| match &e.round_id {
         Some(id) => round_of_id.get(id.as_str()).copied(),
         None => round_at(truth, e.frame),
@@ -511,7 +520,7 @@ pub fn outcome_matches(o: &RoundOutcome, truth: &TruthSettlement) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::{BetResult, CardSeen, HandResult};
+    use crate::events::{BetResult, CardSeen, HandResult, TableZone};
     use crate::rules::settle::{Decision, HandRound};
     use crate::rules::Rank;
     use crate::rules::Seat;
@@ -828,5 +837,34 @@ mod tests {
         let (tally, _, _) = score_session(&t, &events);
         assert_eq!((tally.outcomes_wrong, tally.outcomes_missing, tally.outcomes_correct), (1, 1, 0));
         assert!(tally.consistent());
+    }
+
+    /// A round opened a few frames before the truth's next round begins (a card of the
+    /// collection taken for the next deal's first: Q Poker seed 13, session 54) is that next
+    /// round: scored by its first event, its outcome took the round before's place and the next
+    /// round's was missing.
+    #[test]
+    fn a_round_opened_just_before_the_truths_round_begins_is_scored_as_that_round() {
+        let t = truth(vec![]);
+        let dealt =
+            |track| EventBody::CardDealt { track, zone: TableZone::Seat(1), order: track, face_up: false, card: None };
+        let started = EventBody::RoundStarted {
+            ruleset: RulesetId::Fortune3cp2025,
+            seats_with_bets: vec![1],
+            source: "vision".into(),
+        };
+        let mut o = RoundOutcome::blank(RulesetId::Fortune3cp2025, "settled", VerificationStatus::Verified);
+        o.hands.clear();
+        let events = vec![
+            ev("r1", 5, started.clone()),
+            ev("r1", 90, outcome(VerificationStatus::Verified, 1.0)),
+            // r2 opens at frame 95, in the truth's first round, and goes on in its second
+            ev("r2", 95, started),
+            ev("r2", 110, dealt(1)),
+            ev("r2", 120, dealt(2)),
+            ev("r2", 190, EventBody::RoundOutcome(Box::new(o))),
+        ];
+        let (tally, _, findings) = score_session(&t, &events);
+        assert_eq!((tally.outcomes_correct, tally.outcomes_wrong, tally.outcomes_missing), (2, 0, 0), "{findings:?}");
     }
 }
