@@ -1946,15 +1946,25 @@ impl Tracker {
 
     /// Whether `zone` holds every card the ruleset deals it (other than track `except`): cards
     /// that arrived there and have not left, seen now or hidden (see
-    /// [`TrackerOptions::extra_card_settle_frames`]).
+    /// [`TrackerOptions::extra_card_settle_frames`]), and from the reveal on (where a hand
+    /// spread face up is measured one piece too many for seconds) cards lost where they lay and
+    /// still within their time to be seen again. Before the reveal a card palmed from a hand is
+    /// lost so too, and its replacement must not wait as a card too many (a swap's flag would
+    /// come 10 frames later: the ground-truth suite's fortune3cp-2025 `card_swapped` seed 13).
+    /// (Q Poker seed 13 round 23: a face-up card measured as two pieces at the reveal, its track
+    /// stuck on the stray piece; the new track on the card waited as a card too many until the
+    /// stuck track was lost, arrived the next frame, and the stuck track was seen again: a false
+    /// "seat 3 has 4 cards".)
     fn zone_full(&self, zone: TableZone, except: u32) -> bool {
         let per = match zone {
             TableZone::Seat(_) | TableZone::Dealer => self.rs.cards_per_hand,
             TableZone::Community if self.rs.community_cards > 0 => self.rs.community_cards,
             TableZone::Community | TableZone::Discard => return false,
         };
-        let held =
-            self.tracks.iter().filter(|t| t.id != except && t.arrived && !t.abandoned && t.zone == Some(zone)).count();
+        let lies = |t: &Track| t.id != except && t.arrived && !t.abandoned && t.zone == Some(zone);
+        let spread = matches!(self.phase, RoundPhase::Reveal | RoundPhase::Settlement);
+        let lost = if spread { self.lost.iter().filter(|(t, _)| lies(t)).count() } else { 0 };
+        let held = self.tracks.iter().filter(|t| lies(t)).count() + lost;
         held >= usize::from(per)
     }
 
@@ -3742,6 +3752,63 @@ mod tests {
         assert_eq!(run("AD", &[0.2], 8), per, "the A♦ measured twice is no fourth card");
         assert_eq!(run("AD", &[0.2, 0.5], 40), per, "nor is either of two pieces reading it");
         assert_eq!(run("9C", &[0.2], 0), per + 1, "a 9♣ put into the hand is one");
+    }
+
+    /// Q Poker seed 13 round 23: at the reveal a face-up card was measured as two pieces, its
+    /// track stuck on the stray one and then missed, and a new track followed the card. The new
+    /// track waited as a card too many while the stuck one was in view or hidden, arrived the
+    /// frame after the stuck one was lost, and the stuck one was seen again: "seat 3 has 4
+    /// cards where 3 are dealt". A card lost where it lay still holds its place in a full hand
+    /// until its time to be seen again is out.
+    #[test]
+    fn at_the_reveal_a_card_lost_in_a_full_hand_still_holds_its_place() {
+        let per = usize::from(Ruleset::new(RulesetId::Fortune3cp2025).cards_per_hand);
+        let run = |lost: u64| -> usize {
+            let (mut t, g) = tracker();
+            let cw = g.calibration.card_size_mm[0];
+            let mut dealt = 0;
+            let mut push = |t: &mut Tracker, n: u64, cards: Vec<CardObservation>| {
+                let obs = frame_at(n, cards);
+                dealt += t.push(&obs).iter().filter(|e| matches!(e.kind, TrackEventKind::Dealt { .. })).count();
+            };
+            let full = 20 * per as u64 + 50;
+            for n in 0..full {
+                push(&mut t, n, sliding_hand(&g, 3, per, n));
+            }
+            let faces = ["AD", "JD", "7C"].map(|c| c.parse::<Card>().unwrap());
+            let up = |n: u64| -> Vec<CardObservation> {
+                sliding_hand(&g, 3, per, n)
+                    .into_iter()
+                    .zip(faces)
+                    .map(|(o, card)| CardObservation { face: ObservedFace::Card(card), face_up: true, ..o })
+                    .collect()
+            };
+            for n in full..full + 30 {
+                push(&mut t, n, up(n));
+            }
+            assert!(matches!(t.phase(), RoundPhase::Reveal | RoundPhase::Settlement), "{:?}", t.phase());
+            // an unread piece beside the first card for 80 frames (less than the late wait);
+            // the first card's track missed for `lost` frames from the piece's tenth
+            let at = hand_spot(&g, 3, 0);
+            let piece = CardObservation {
+                face: ObservedFace::Unknown,
+                face_up: true,
+                ..back_at(&g, Point::new(at.x - 0.4 * cw, at.y))
+            };
+            let from = full + 30;
+            for n in from..from + 80 {
+                let mut cards = up(n);
+                if (from + 10..from + 10 + lost).contains(&n) {
+                    cards.remove(0);
+                }
+                cards.push(piece);
+                push(&mut t, n, cards);
+            }
+            dealt
+        };
+        let occlusion = u64::from(TrackerOptions::default().occlusion_frames);
+        assert_eq!(run(0), per, "a piece beside a full hand waits");
+        assert_eq!(run(occlusion + 5), per, "and still waits while the hand's lost card may be seen again");
     }
 
     /// Fortune seed 11, clean rounds 3 and 4: while the players decided, three hands of backs
