@@ -3120,6 +3120,37 @@ mod tests {
         FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![], changes: None }
     }
 
+    /// Seat 3's hand of `per` cards slid in one by one (`sliding_hand`), face up and read as
+    /// A♦ J♦ 7♣ (the reveal).
+    fn revealed_hand(g: &TableGeometry, per: usize, n: u64) -> Vec<CardObservation> {
+        let faces = ["AD", "JD", "7C"].map(|c| c.parse::<Card>().unwrap());
+        sliding_hand(g, 3, per, n)
+            .into_iter()
+            .zip(faces)
+            .map(|(o, card)| CardObservation { face: ObservedFace::Card(card), face_up: true, ..o })
+            .collect()
+    }
+
+    /// Pushes frame `n` and returns how many cards it dealt.
+    fn push_dealt(t: &mut Tracker, n: u64, cards: Vec<CardObservation>) -> usize {
+        t.push(&frame_at(n, cards)).iter().filter(|e| matches!(e.kind, TrackEventKind::Dealt { .. })).count()
+    }
+
+    /// Deals seat 3's hand of `per` cards and turns it face up for 30 frames; returns the cards
+    /// dealt and the next frame's number.
+    fn deal_and_reveal(t: &mut Tracker, g: &TableGeometry, per: usize) -> (usize, u64) {
+        let full = 20 * per as u64 + 50;
+        let mut dealt = 0;
+        for n in 0..full {
+            dealt += push_dealt(t, n, sliding_hand(g, 3, per, n));
+        }
+        for n in full..full + 30 {
+            dealt += push_dealt(t, n, revealed_hand(g, per, n));
+        }
+        assert!(matches!(t.phase(), RoundPhase::Reveal | RoundPhase::Settlement), "{:?}", t.phase());
+        (dealt, full + 30)
+    }
+
     /// Feeds frames `0..frames` (their cards from `cards_at`) and returns the first frame with an
     /// event that `wanted` picks.
     fn first_frame_with(
@@ -3706,28 +3737,8 @@ mod tests {
         let run = |reads: &str, pieces: &[f64], lost: u64| -> usize {
             let (mut t, g) = tracker();
             let cw = g.calibration.card_size_mm[0];
-            let mut dealt = 0;
-            let mut push = |t: &mut Tracker, n: u64, cards: Vec<CardObservation>| {
-                let obs = frame_at(n, cards);
-                dealt += t.push(&obs).iter().filter(|e| matches!(e.kind, TrackEventKind::Dealt { .. })).count();
-            };
-            let full = 20 * per as u64 + 50;
-            for n in 0..full {
-                push(&mut t, n, sliding_hand(&g, 3, per, n));
-            }
             // the reveal: every card turned face up and read
-            let faces = ["AD", "JD", "7C"].map(|c| c.parse::<Card>().unwrap());
-            let up = |n: u64| -> Vec<CardObservation> {
-                sliding_hand(&g, 3, per, n)
-                    .into_iter()
-                    .zip(faces)
-                    .map(|(o, card)| CardObservation { face: ObservedFace::Card(card), face_up: true, ..o })
-                    .collect()
-            };
-            for n in full..full + 30 {
-                push(&mut t, n, up(n));
-            }
-            assert!(matches!(t.phase(), RoundPhase::Reveal | RoundPhase::Settlement), "{:?}", t.phase());
+            let (mut dealt, from) = deal_and_reveal(&mut t, &g, per);
             // pieces beside the first card (`pieces`: shares of a card's width), read as
             // `reads`, for as long as the late wait and more; the first card's own track lost
             // for `lost` frames meanwhile
@@ -3738,14 +3749,13 @@ mod tests {
                 ..back_at(&g, Point::new(at.x + share * cw, at.y))
             };
             let late = u64::from(TrackerOptions::default().late_extra_card_settle_frames);
-            let from = full + 30;
             for n in from..from + late + 30 {
-                let mut cards = up(n);
+                let mut cards = revealed_hand(&g, per, n);
                 if (from + 40..from + 40 + lost).contains(&n) {
                     cards.remove(0);
                 }
                 cards.extend(pieces.iter().map(|&s| piece(s)));
-                push(&mut t, n, cards);
+                dealt += push_dealt(&mut t, n, cards);
             }
             dealt
         };
@@ -3766,27 +3776,7 @@ mod tests {
         let run = |lost: u64| -> usize {
             let (mut t, g) = tracker();
             let cw = g.calibration.card_size_mm[0];
-            let mut dealt = 0;
-            let mut push = |t: &mut Tracker, n: u64, cards: Vec<CardObservation>| {
-                let obs = frame_at(n, cards);
-                dealt += t.push(&obs).iter().filter(|e| matches!(e.kind, TrackEventKind::Dealt { .. })).count();
-            };
-            let full = 20 * per as u64 + 50;
-            for n in 0..full {
-                push(&mut t, n, sliding_hand(&g, 3, per, n));
-            }
-            let faces = ["AD", "JD", "7C"].map(|c| c.parse::<Card>().unwrap());
-            let up = |n: u64| -> Vec<CardObservation> {
-                sliding_hand(&g, 3, per, n)
-                    .into_iter()
-                    .zip(faces)
-                    .map(|(o, card)| CardObservation { face: ObservedFace::Card(card), face_up: true, ..o })
-                    .collect()
-            };
-            for n in full..full + 30 {
-                push(&mut t, n, up(n));
-            }
-            assert!(matches!(t.phase(), RoundPhase::Reveal | RoundPhase::Settlement), "{:?}", t.phase());
+            let (mut dealt, from) = deal_and_reveal(&mut t, &g, per);
             // an unread piece beside the first card for 80 frames (less than the late wait);
             // the first card's track missed for `lost` frames from the piece's tenth
             let at = hand_spot(&g, 3, 0);
@@ -3795,14 +3785,13 @@ mod tests {
                 face_up: true,
                 ..back_at(&g, Point::new(at.x - 0.4 * cw, at.y))
             };
-            let from = full + 30;
             for n in from..from + 80 {
-                let mut cards = up(n);
+                let mut cards = revealed_hand(&g, per, n);
                 if (from + 10..from + 10 + lost).contains(&n) {
                     cards.remove(0);
                 }
                 cards.push(piece);
-                push(&mut t, n, cards);
+                dealt += push_dealt(&mut t, n, cards);
             }
             dealt
         };
