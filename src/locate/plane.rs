@@ -422,7 +422,7 @@ impl PlaneFinder {
                 // ROW_BACKS_WHITE's strict limit)
                 let profile = self.edge_profile(lab, centre, u, along, across, stock < FACE_WHITE_SHARE)?;
                 let gaps = self.felt_gaps(lab, felt, centre, u, along, across)?;
-                let (score, lefts) = fit_row_with_gaps(&profile, &gaps, cw, backs);
+                let (score, lefts) = fit_row_with_gaps(&profile, &gaps, cw, backs, self.hand_size_at(centre));
                 if self.debug_dir.is_some() {
                     // for tuning: each row's fit and the profile it came from
                     let p: Vec<i32> = profile.iter().map(|v| *v as i32).collect();
@@ -598,6 +598,18 @@ impl PlaneFinder {
             matches!(z.kind, ZoneKind::Hand { .. } | ZoneKind::DealerHand | ZoneKind::Community)
                 && z.polygon_mm.contains(p)
         })
+    }
+
+    /// How many cards the game deals the hand zone at plane pixel `c` (a seat's or the dealer's
+    /// hand, or the community cards), from the calibration's ruleset; `None` outside them.
+    fn hand_size_at(&self, c: (f64, f64)) -> Option<usize> {
+        let rs = crate::rules::Ruleset::new(self.geometry.calibration.ruleset);
+        let n = match self.hand_zones_at(c).next()?.kind {
+            ZoneKind::Hand { .. } | ZoneKind::DealerHand => rs.cards_per_hand,
+            ZoneKind::Community => rs.community_cards,
+            _ => return None,
+        };
+        (n > 0).then_some(usize::from(n))
     }
 
     /// Whether plane pixel `c` lies in a zone where cards are laid out in rows.
@@ -1017,6 +1029,9 @@ const ROW_BORDER: f64 = 0.3;
 /// Closest spacing of a row's cards, share of a card's width: dealers spread a hand so that
 /// every index shows, and a tighter comb fits any card's printed border.
 const ROW_MIN_SPACING: f64 = 0.45;
+/// What a face-up row's comb of as many cards as the game deals the row's zone earns, in the
+/// row's inner noise levels ([`fit_row`]): as much as two edges stepping twice the noise.
+const ROW_HAND_SIZE_PRIOR: f64 = 2.0;
 
 /// Longest period (plane pixels) of a back's printed pattern that [`texture_period`] looks for.
 const TEXTURE_MAX_PERIOD: usize = 12;
@@ -1070,10 +1085,17 @@ fn texture_period(lines: &[Vec<f64>], pad: usize, n: usize) -> usize {
 
 /// [`fit_row`] for a row the felt shows through at `gaps` (see [`PlaneFinder::felt_gaps`]):
 /// each part between gaps is one card when it is about a card wide, else a row of its own
-/// (a spread hand with a card taken out is no longer regular). Scores add up.
-fn fit_row_with_gaps(profile: &[f64], gaps: &[(usize, usize)], cw: f64, backs: bool) -> (f64, Vec<f64>) {
+/// (a spread hand with a card taken out is no longer regular). Scores add up. The zone's
+/// `hand_size` is the whole row's, so it counts only where no gap parts it.
+fn fit_row_with_gaps(
+    profile: &[f64],
+    gaps: &[(usize, usize)],
+    cw: f64,
+    backs: bool,
+    hand_size: Option<usize>,
+) -> (f64, Vec<f64>) {
     if gaps.is_empty() {
-        return fit_row(profile, profile.len() as f64, cw, backs);
+        return fit_row(profile, profile.len() as f64, cw, backs, hand_size);
     }
     let mut bounds = vec![0usize];
     for &(a, b) in gaps {
@@ -1088,7 +1110,7 @@ fn fit_row_with_gaps(profile: &[f64], gaps: &[(usize, usize)], cw: f64, backs: b
         if (len - cw).abs() <= SIZE_TOLERANCE * cw {
             lefts.push(a as f64 + (len - cw) / 2.0);
         } else if len > cw * (1.0 + SIZE_TOLERANCE) {
-            let (s, l) = fit_row(&profile[a..b], len, cw, backs);
+            let (s, l) = fit_row(&profile[a..b], len, cw, backs, None);
             score += s;
             lefts.extend(l.into_iter().map(|x| x + a as f64));
         }
@@ -1114,7 +1136,18 @@ fn fit_row_with_gaps(profile: &[f64], gaps: &[(usize, usize)], cw: f64, backs: b
 /// measured from where the edge was found (a San Gong packet lands unevenly). On a face-up row
 /// the inner edges are faint and a face's index column is the stronger step, so both would let
 /// a comb of too few cards win (seen on stud reveals: a round split in two).
-fn fit_row(profile: &[f64], long: f64, cw: f64, backs: bool) -> (f64, Vec<f64>) {
+///
+/// On a face-up row in a hand zone, the comb of as many cards as the game deals there
+/// (`hand_size`, from the calibration's ruleset) earns [`ROW_HAND_SIZE_PRIOR`] times the noise
+/// level. A white card's edge on a white card can be fainter than the print beside it, and a
+/// comb of one card more then wins by putting each extra edge on a print step: Q Poker seed 13's
+/// three-card hands of `kde-nicu-ornamental` faces, inner edges stepping 4–8 (under the noise
+/// level of 8.4), were measured as four cards, each index column 8 px past its true edge taken
+/// for an edge; the middle card's two pieces, each a fifth of a card off, were never read. The
+/// prior decides only between combs that explain the profile about as well: a row whose edges
+/// show one card more still wins, and the deal, where the tracker counts cards as they arrive,
+/// is rows of backs, where it does not apply.
+fn fit_row(profile: &[f64], long: f64, cw: f64, backs: bool, hand_size: Option<usize>) -> (f64, Vec<f64>) {
     let n = profile.len();
     if n < 3 {
         return (f64::NEG_INFINITY, vec![0.0]);
@@ -1149,7 +1182,7 @@ fn fit_row(profile: &[f64], long: f64, cw: f64, backs: bool) -> (f64, Vec<f64>) 
         for right_sides in [false, true] {
             let predicted: Vec<f64> =
                 (1..k).map(|i| if right_sides { cw + (i - 1) as f64 * d } else { i as f64 * d }).collect();
-            let mut score = 0.0;
+            let mut score = if !backs && hand_size == Some(k) { ROW_HAND_SIZE_PRIOR * noise } else { 0.0 };
             let mut snapped = Vec::with_capacity(predicted.len());
             for &p in &predicted {
                 let (a, b) = (((p - w).max(0.0)) as usize, ((p + w).ceil() as usize).min(n - 1));
@@ -1164,7 +1197,10 @@ fn fit_row(profile: &[f64], long: f64, cw: f64, backs: bool) -> (f64, Vec<f64>) 
                     // no edge at all where the comb puts one: evidence against this many cards
                     score -= strong;
                 }
-                snapped.push(at);
+                // On a face-up row an edge stepping under the noise level was not seen: it lies
+                // where the spacing puts it, not on the print step nearby (Q Poker seed 13's
+                // 4♦ measured 4 plane px onto the K♣ under it, and its index never read).
+                snapped.push(if backs || v >= noise { at } else { p });
             }
             // Where each visible card's border lies: after a left side, before a right side
             // (the row's two ends included), measured from where the edge was found.
@@ -1658,14 +1694,14 @@ mod tests {
     fn a_row_of_backs_splits_at_the_card_edges_not_at_their_printed_borders() {
         // three cards 50 px wide, 31 px apart, each on the previous one's right
         let p = row_profile(&[0, 31, 62, 111], false, 112);
-        let (_, lefts) = fit_row(&p, 112.0, 50.0, true);
+        let (_, lefts) = fit_row(&p, 112.0, 50.0, true, None);
         assert_eq!(lefts.len(), 3, "{lefts:?}");
         for (got, want) in lefts.iter().zip([0.0, 31.0, 62.0]) {
             assert!((got - want).abs() <= 2.0, "{lefts:?}");
         }
         // the same hand dealt right to left: the visible inner edges are right sides
         let p = row_profile(&[0, 50, 81, 111], true, 112);
-        let (_, lefts) = fit_row(&p, 112.0, 50.0, true);
+        let (_, lefts) = fit_row(&p, 112.0, 50.0, true, None);
         assert_eq!(lefts.len(), 3, "{lefts:?}");
         for (got, want) in lefts.iter().zip([0.0, 31.0, 62.0]) {
             assert!((got - want).abs() <= 2.0, "{lefts:?}");
@@ -1685,7 +1721,7 @@ mod tests {
             0., 0., 0., 0., 0., 0., 0., 0., 0., 2., 0., 0., 0., 0., 0., 0., 0., 5., 27., 47., 62., 0., 101., 32., 1.,
             0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 1., 0., 2., 0., 32., 81., 33., 57.,
         ];
-        let (_, lefts) = fit_row(&p, p.len() as f64, 40.7, true);
+        let (_, lefts) = fit_row(&p, p.len() as f64, 40.7, true, None);
         assert_eq!(lefts.len(), 3, "{lefts:?}");
         for (got, want) in lefts.iter().zip([2.0, 32.0, 55.0]) {
             assert!((got - want).abs() <= 2.0, "{lefts:?}");
@@ -1707,17 +1743,14 @@ mod tests {
             4., 7., 7., 29., 100., 122.,
         ];
         let long = p.len() as f64;
-        let (_, lefts) = fit_row(&p, long, 56.9, false);
+        let (_, lefts) = fit_row(&p, long, 56.9, false, None);
         assert_eq!(lefts.len(), 3, "{lefts:?}");
         assert!(lefts.iter().all(|&l| (0.0..=long - 56.9).contains(&l)), "{lefts:?}");
         assert!(lefts[0].abs() < 0.5 && (lefts[2] - (long - 56.9)).abs() < 0.5, "{lefts:?}");
     }
 
-    /// Five face-up cards 55 px wide, 31 px apart, as measured on a stud reveal: the row's ends
-    /// (card against felt) step by ~100, a white card's edge on another white card by ~10, each
-    /// card's index column is a few weaker steps after its edge, the faces are flat (2–4).
-    #[test]
-    fn a_face_up_row_is_counted_by_its_faint_inner_edges_not_against_its_ends() {
+    /// The profile of five face-up cards 55 px wide, 31 px apart, as measured on a stud reveal.
+    fn five_faces_in_a_row() -> Vec<f64> {
         let long = 179usize;
         let mut p: Vec<f64> = (0..long).map(|i| 2.0 + (i % 3) as f64).collect();
         p[1] = 102.0;
@@ -1726,10 +1759,64 @@ mod tests {
             p[e] = 10.0;
             p[e + 5] = 7.0;
         }
-        let (_, lefts) = fit_row(&p, long as f64, 55.0, false);
+        p
+    }
+
+    /// Five face-up cards 55 px wide, 31 px apart, as measured on a stud reveal: the row's ends
+    /// (card against felt) step by ~100, a white card's edge on another white card by ~10, each
+    /// card's index column is a few weaker steps after its edge, the faces are flat (2–4).
+    #[test]
+    fn a_face_up_row_is_counted_by_its_faint_inner_edges_not_against_its_ends() {
+        let p = five_faces_in_a_row();
+        let long = p.len();
+        let (_, lefts) = fit_row(&p, long as f64, 55.0, false, None);
         assert_eq!(lefts.len(), 5, "{lefts:?}");
         for (got, want) in lefts.iter().zip([0.0, 31.0, 62.0, 93.0, 124.0]) {
             assert!((got - want).abs() <= 2.0, "{lefts:?}");
+        }
+    }
+
+    /// Q Poker seed 13, round 3, frame 1718: seat 1's face-up K♣ 4♦ 6♣ (`kde-nicu-ornamental`,
+    /// never trained on), left sides at about 2, 29 and 58 plane px. The inner edges, white on
+    /// white, step 4–8; each index column 8 px past its edge steps 18 and 24. Alone, the comb
+    /// of four put an edge on each index column and another on the K♣'s print, and the 4♦ was
+    /// measured as two pieces, never read; with the game's three cards a hand, three, placed
+    /// where the spacing puts them.
+    #[test]
+    fn a_face_up_hand_is_counted_as_the_game_deals_it_where_its_edges_are_faint() {
+        let p = [
+            56., 101., 40., 21., 2., 6., 8., 3., 7., 15., 10., 7., 5., 3., 2., 10., 12., 5., 11., 3., 2., 4., 6., 8.,
+            3., 8., 4., 3., 6., 5., 8., 6., 1., 3., 3., 5., 10., 18., 2., 4., 4., 3., 7., 2., 6., 2., 3., 4., 1., 2.,
+            3., 4., 4., 1., 3., 2., 3., 2., 4., 1., 4., 6., 2., 4., 4., 10., 15., 24., 1., 7., 5., 2., 3., 2., 4., 1.,
+            4., 9., 3., 6., 2., 4., 3., 2., 2., 2., 4., 3., 9., 6., 3., 10., 11., 12., 18., 8., 2., 4., 4., 13., 53.,
+            57., 105., 22.,
+        ];
+        let (long, cw) = (p.len() as f64, 43.9);
+        let (_, alone) = fit_row(&p, long, cw, false, None);
+        assert_eq!(alone.len(), 4, "the measurement this guards against: {alone:?}");
+        let (_, lefts) = fit_row(&p, long, cw, false, Some(3));
+        assert_eq!(lefts.len(), 3, "{lefts:?}");
+        // its faint inner edges where the spacing puts them, not on the print steps beside them
+        // (snapped, the 4♦ lay at 25, its index corner cut over the K♣)
+        for (got, want) in lefts.iter().zip([2.0, 29.0, 58.0]) {
+            assert!((got - want).abs() <= 2.5, "{lefts:?}");
+        }
+        // backs show every edge: no prior there
+        let (_, backs) = fit_row(&p, long, cw, true, Some(3));
+        let (_, backs_alone) = fit_row(&p, long, cw, true, None);
+        assert_eq!(backs, backs_alone);
+    }
+
+    /// A face-up row whose faint inner edges show one card more than the game deals the zone
+    /// (a card too many, or a neighbour's card pushed into the hand) is still that many cards:
+    /// the prior only settles combs that explain the row about as well.
+    #[test]
+    fn a_face_up_row_with_a_card_more_than_the_game_deals_still_counts_it() {
+        let p = five_faces_in_a_row();
+        let long = p.len();
+        for hand_size in [None, Some(4), Some(3)] {
+            let (_, lefts) = fit_row(&p, long as f64, 55.0, false, hand_size);
+            assert_eq!(lefts.len(), 5, "{hand_size:?}: {lefts:?}");
         }
     }
 
