@@ -1260,8 +1260,18 @@ impl Tracker {
             // arm as the next card lands (fortune3cp-2008 seed 9: seat 7's second card, measured
             // between it and the third, took the third's detection frame after frame, and the
             // third never arrived: "seat 7 has 2 cards"). So its place counts as much as its
-            // prediction.
-            let at_home = dealing && t.arrived && t.zone.is_some() && t.left_from.is_none();
+            // prediction. After the deal too, while the card lies at its place: a face-up row
+            // measured as one card fewer in every other frame drew a stud dealer's card 50 mm
+            // along the row, one neighbour's detection after another, and, lost under the
+            // dealer's hand with that speed, it was taken for the collection (stud seed 7
+            // `duplicate_card`, the reveal ended before two seats were turned). Not once it was
+            // found off its place: a card found again a card's width away after frames unseen
+            // takes that place as its home, and would tie with the card lying there.
+            let at_place = t.pos.dist(t.home) <= MOVED_SHARE * self.geometry.calibration.card_size_mm[0];
+            let at_home = (dealing || (after_deal || self.phase == RoundPhase::Settlement) && at_place)
+                && t.arrived
+                && t.zone.is_some()
+                && t.left_from.is_none();
             for (oi, (p, o)) in points.iter().enumerate() {
                 let d = if at_home { pred.dist(*p).min(t.home.dist(*p)) } else { pred.dist(*p) };
                 if newborn && d > gate && d <= self.opts.birth_gate_mm {
@@ -1663,6 +1673,19 @@ impl Tracker {
                 self.lost.push((t, since));
                 continue;
             }
+            if let Some(j) = self.waiting_at_place_of(&t) {
+                // Found again where it lay: the track that followed the card while this one was
+                // stuck elsewhere waited as a card too many (a card lost at the reveal still
+                // holds its place, `zone_full`), and it is this card. Not removed: Q Poker seed 13
+                // round 14's K♣ was flagged removed in the frame its time ran out, and its
+                // follower arrived as a fourth card the frame after.
+                let w = self.tracks.remove(j);
+                let mut t = t;
+                (t.pos, t.vel, t.home, t.last_seen, t.missed, t.hidden) =
+                    (w.pos, w.vel, w.pos, w.last_seen, w.missed, false);
+                self.tracks.push(t);
+                continue;
+            }
             activity = true;
             let seen_bare = self.left_bare(&t);
             out.push(TrackEventKind::Removed { track: t.id, since, from: t.zone, card: t.identity, seen_bare });
@@ -1926,6 +1949,31 @@ impl Tracker {
             t.left_from = Some(z);
         }
         changes
+    }
+
+    /// A track waiting as a card too many where the lost card `t` lay in its hand (within
+    /// [`LOST_IN_PLACE_SHARE`] of a card's width of its place), reading no other card: during the
+    /// reveal and the settlement, where a lost card holds its place (`zone_full`). The nearest.
+    fn waiting_at_place_of(&self, t: &Track) -> Option<usize> {
+        let zone = t.zone?;
+        if !matches!(self.phase, RoundPhase::Reveal | RoundPhase::Settlement) {
+            return None;
+        }
+        let reach = LOST_IN_PLACE_SHARE * self.geometry.calibration.card_size_mm[0];
+        self.tracks
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| {
+                !w.arrived
+                    && !w.abandoned
+                    && w.confirmed
+                    && w.piece_of.is_none()
+                    && self.zone_of(w.pos) == Some(zone)
+                    && w.pos.dist(t.home) <= reach
+                    && (w.identity.is_none() || t.identity.is_none() || w.identity == t.identity)
+            })
+            .min_by(|a, b| a.1.pos.dist(t.home).total_cmp(&b.1.pos.dist(t.home)))
+            .map(|(i, _)| i)
     }
 
     /// Whether track `ti`, not yet arrived anywhere, was first seen inside `zone` (not flown in
@@ -3798,6 +3846,45 @@ mod tests {
         let occlusion = u64::from(TrackerOptions::default().occlusion_frames);
         assert_eq!(run(0), per, "a piece beside a full hand waits");
         assert_eq!(run(occlusion + 5), per, "and still waits while the hand's lost card may be seen again");
+    }
+
+    /// Q Poker seed 13 round 14, through the pipeline: at the reveal the K♣'s track was lost
+    /// while a new track followed the card beside where it was last measured, waiting as a
+    /// card too many (the lost card still held its place). In the frame the lost card's time
+    /// ran out it was reported removed ("no card replaced it"), and the follower arrived as a
+    /// fourth card the frame after. The follower is that card.
+    #[test]
+    fn at_the_reveal_a_card_found_again_beside_where_it_was_lost_is_that_card() {
+        let per = usize::from(Ruleset::new(RulesetId::Fortune3cp2025).cards_per_hand);
+        let (mut t, g) = tracker();
+        let cw = g.calibration.card_size_mm[0];
+        let (mut dealt, from) = deal_and_reveal(&mut t, &g, per);
+        // the A♦ measured 0.3 of a card off its place from now on, its own place unseen after
+        // ten frames: two tracks for a while, then the follower alone
+        let at = hand_spot(&g, 3, 0);
+        let off = CardObservation {
+            face: ObservedFace::Card("AD".parse().unwrap()),
+            face_up: true,
+            ..back_at(&g, Point::new(at.x - 0.3 * cw, at.y))
+        };
+        let opts = TrackerOptions::default();
+        let end = from + 20 + u64::from(opts.occlusion_frames + opts.revive_frames) + 20;
+        let mut removed = 0;
+        for n in from..end {
+            let mut cards = revealed_hand(&g, per, n);
+            if n >= from + 10 {
+                cards.remove(0);
+            }
+            cards.push(off);
+            let events = t.push(&frame_at(n, cards));
+            dealt += events.iter().filter(|e| matches!(e.kind, TrackEventKind::Dealt { .. })).count();
+            removed += events.iter().filter(|e| matches!(e.kind, TrackEventKind::Removed { .. })).count();
+        }
+        assert_eq!(
+            (dealt, removed),
+            (per, 0),
+            "the A♦ found again beside its place is neither removed nor a card more"
+        );
     }
 
     /// Fortune seed 11, clean rounds 3 and 4: while the players decided, three hands of backs
