@@ -83,6 +83,9 @@ pub struct PlaneFinder {
     /// `TABLECAM_PLANE_DEBUG`, read once: where each frame's plane and mask go, and whether
     /// shapes and row fits are printed (for tuning on a new table).
     debug_dir: Option<String>,
+    /// Cards the calibration's ruleset deals a seat's or the dealer's hand, and the community
+    /// cards (0: none), for [`PlaneFinder::hand_size_at`]: read once, not per row.
+    hand_sizes: (u8, u8),
     /// The empty table, when the camera has one ([`PlaneFinder::set_reference`]).
     reference: Option<Reference>,
     /// The plane cut into TILE × TILE tiles, row by row: for each, the box of coarse frame
@@ -167,6 +170,10 @@ impl PlaneFinder {
             card_mm: geometry.calibration.card_size_mm,
             geometry: geometry.clone(),
             debug_dir: std::env::var("TABLECAM_PLANE_DEBUG").ok(),
+            hand_sizes: {
+                let rs = crate::rules::Ruleset::new(geometry.calibration.ruleset);
+                (rs.cards_per_hand, rs.community_cards)
+            },
             reference: None,
             tiles,
             tiles_wide,
@@ -603,10 +610,9 @@ impl PlaneFinder {
     /// How many cards the game deals the hand zone at plane pixel `c` (a seat's or the dealer's
     /// hand, or the community cards), from the calibration's ruleset; `None` outside them.
     fn hand_size_at(&self, c: (f64, f64)) -> Option<usize> {
-        let rs = crate::rules::Ruleset::new(self.geometry.calibration.ruleset);
         let n = match self.hand_zones_at(c).next()?.kind {
-            ZoneKind::Hand { .. } | ZoneKind::DealerHand => rs.cards_per_hand,
-            ZoneKind::Community => rs.community_cards,
+            ZoneKind::Hand { .. } | ZoneKind::DealerHand => self.hand_sizes.0,
+            ZoneKind::Community => self.hand_sizes.1,
             _ => return None,
         };
         (n > 0).then_some(usize::from(n))

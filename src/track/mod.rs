@@ -1951,12 +1951,18 @@ impl Tracker {
         changes
     }
 
+    /// Whether a card lost where it lay still holds its place in its hand ([`Tracker::zone_full`]):
+    /// from the reveal on, where a hand spread face up is measured one piece too many.
+    fn lost_cards_hold_their_place(&self) -> bool {
+        matches!(self.phase, RoundPhase::Reveal | RoundPhase::Settlement)
+    }
+
     /// A track waiting as a card too many where the lost card `t` lay in its hand (within
     /// [`LOST_IN_PLACE_SHARE`] of a card's width of its place), reading no other card: during the
     /// reveal and the settlement, where a lost card holds its place (`zone_full`). The nearest.
     fn waiting_at_place_of(&self, t: &Track) -> Option<usize> {
         let zone = t.zone?;
-        if !matches!(self.phase, RoundPhase::Reveal | RoundPhase::Settlement) {
+        if !self.lost_cards_hold_their_place() {
             return None;
         }
         let reach = LOST_IN_PLACE_SHARE * self.geometry.calibration.card_size_mm[0];
@@ -2010,8 +2016,8 @@ impl Tracker {
             TableZone::Community | TableZone::Discard => return false,
         };
         let lies = |t: &Track| t.id != except && t.arrived && !t.abandoned && t.zone == Some(zone);
-        let spread = matches!(self.phase, RoundPhase::Reveal | RoundPhase::Settlement);
-        let lost = if spread { self.lost.iter().filter(|(t, _)| lies(t)).count() } else { 0 };
+        let lost =
+            if self.lost_cards_hold_their_place() { self.lost.iter().filter(|(t, _)| lies(t)).count() } else { 0 };
         let held = self.tracks.iter().filter(|t| lies(t)).count() + lost;
         held >= usize::from(per)
     }
