@@ -498,13 +498,27 @@ impl Verifier {
                     // Its place seen bare with the rest of the hand in view: taken away, flagged
                     // now; a card put in its place within the window makes it a swap, which
                     // supersedes this flag.
-                    let now = seen_bare.then(|| {
+                    let window = u64::from(self.opts.swap_window_frames);
+                    // Reported only once the tracker stopped waiting for it to come back
+                    // (`revive_frames`, as long as the window): no card came meanwhile, so it
+                    // was taken, flagged now; a card put in its place within the window from
+                    // now still makes it a swap (before, the window was spent at the report).
+                    let waited_out = frame.saturating_sub(*since) >= window;
+                    let now = if *seen_bare {
                         let detail = format!("a card was taken from seat {s}'s hand: its place is bare");
                         self.raise(IrregularityKind::CardRemoved, Some(s), frame, t, detail, None, &mut out)
-                    });
+                    } else if waited_out {
+                        let detail =
+                            format!("a card left seat {s}'s hand and no card replaced it within {window} frames");
+                        self.raise(IrregularityKind::CardRemoved, Some(s), frame, t, detail, None, &mut out)
+                    } else {
+                        None
+                    };
                     if let Some(r) = self.round.as_mut() {
-                        // The swap window runs from the frame the card was lost.
-                        r.pending_removals.push((s, *since, now.flatten()));
+                        // The swap window runs from the frame the card was lost, or from its
+                        // report where that came at the window's end.
+                        let start = if waited_out { frame } else { *since };
+                        r.pending_removals.push((s, start, now));
                     }
                 }
             }
@@ -1807,7 +1821,9 @@ mod tests {
 
     /// A card taken from a hand whose place was seen bare (`Removed { seen_bare }`) is flagged at
     /// once; a card put in its place within the swap window makes it a swap, superseding that
-    /// flag. One not seen bare waits for the window before it is called removed.
+    /// flag. One not seen bare waits for the window before it is called removed; one reported
+    /// only at the window's end is flagged then, and the window for its replacement runs from
+    /// the report.
     #[test]
     fn a_card_seen_taken_away_is_flagged_at_once_and_a_replacement_makes_it_a_swap() {
         let chips = vec![SpotPresence { seat: 1, bet: BetKind::Ante }];
@@ -1830,9 +1846,32 @@ mod tests {
             kinds(&stud_flags(&bare, 120)),
             vec![(52, IrregularityKind::CardRemoved, None), (60, IrregularityKind::CardSwapped, Some(1))]
         );
-        let mut unseen = events;
+        let mut unseen = events.clone();
         unseen.push((52, removed(false)));
         assert_eq!(kinds(&stud_flags(&unseen, 120)), vec![(80, IrregularityKind::CardRemoved, None)]);
+        // Reported only when the tracker gave up waiting for it (lost at 50, reported at 80, the
+        // window's length later): flagged at the report, and a card put in its place within the
+        // window from there is still a swap.
+        let late = |since: u64| TrackEventKind::Removed {
+            track: 4,
+            since,
+            from: Some(TableZone::Seat(1)),
+            card: None,
+            seen_bare: false,
+        };
+        let mut waited = events;
+        waited.push((80, late(50)));
+        assert_eq!(kinds(&stud_flags(&waited, 200)), vec![(80, IrregularityKind::CardRemoved, None)]);
+        waited.push((105, dealt(40, TableZone::Seat(1), 6, RoundPhase::Decisions)));
+        assert_eq!(
+            kinds(&stud_flags(&waited, 200)),
+            vec![(80, IrregularityKind::CardRemoved, None), (105, IrregularityKind::CardSwapped, Some(1))]
+        );
+        // A card put there after the window from the report is no swap of it.
+        let mut too_late = waited.clone();
+        too_late.pop();
+        too_late.push((115, dealt(40, TableZone::Seat(1), 6, RoundPhase::Decisions)));
+        assert!(!kinds(&stud_flags(&too_late, 200)).iter().any(|(_, k, _)| *k == IrregularityKind::CardSwapped));
     }
 
     /// A card whose identity another card's differing print disputed (`TrackEventKind::Disputed`)
