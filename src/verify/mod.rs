@@ -1828,13 +1828,14 @@ mod tests {
     fn a_card_seen_taken_away_is_flagged_at_once_and_a_replacement_makes_it_a_swap() {
         let chips = vec![SpotPresence { seat: 1, bet: BetKind::Ante }];
         let events = stud_deal_to_seat_1(&chips);
-        let removed = |seen_bare| TrackEventKind::Removed {
+        let lost = |since, seen_bare| TrackEventKind::Removed {
             track: 4,
-            since: 50,
+            since,
             from: Some(TableZone::Seat(1)),
             card: None,
             seen_bare,
         };
+        let removed = |seen_bare| lost(50, seen_bare);
         let kinds = |flags: &[(u64, RoundFlag)]| -> Vec<(u64, IrregularityKind, Option<u32>)> {
             flags.iter().map(|(f, r)| (*f, r.irregularity, r.supersedes_flag)).collect()
         };
@@ -1852,15 +1853,8 @@ mod tests {
         // Reported only when the tracker gave up waiting for it (lost at 50, reported at 80, the
         // window's length later): flagged at the report, and a card put in its place within the
         // window from there is still a swap.
-        let late = |since: u64| TrackEventKind::Removed {
-            track: 4,
-            since,
-            from: Some(TableZone::Seat(1)),
-            card: None,
-            seen_bare: false,
-        };
         let mut waited = events;
-        waited.push((80, late(50)));
+        waited.push((80, lost(50, false)));
         assert_eq!(kinds(&stud_flags(&waited, 200)), vec![(80, IrregularityKind::CardRemoved, None)]);
         waited.push((105, dealt(40, TableZone::Seat(1), 6, RoundPhase::Decisions)));
         assert_eq!(
