@@ -502,7 +502,7 @@ impl Verifier {
                     // Reported only once the tracker stopped waiting for it to come back
                     // (`revive_frames`, as long as the window): no card came meanwhile, so it
                     // was taken, flagged now; a card put in its place within the window from
-                    // now still makes it a swap (before, the window was spent at the report).
+                    // now still makes it a swap.
                     let waited_out = frame.saturating_sub(*since) >= window;
                     let now = if *seen_bare {
                         let detail = format!("a card was taken from seat {s}'s hand: its place is bare");
