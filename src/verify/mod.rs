@@ -39,6 +39,12 @@ pub enum VerifyError {
     },
 }
 
+/// The `card_removed` detail of a card gone from `seat`'s hand with no card put in its place
+/// within `window` frames.
+fn unreplaced(seat: u8, window: u64) -> String {
+    format!("a card left seat {seat}'s hand and no card replaced it within {window} frames")
+}
+
 /// Verifier settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VerifierOptions {
@@ -300,7 +306,7 @@ impl Verifier {
             None => vec![],
         };
         for seat in expired {
-            let detail = format!("a card left seat {seat}'s hand and no card replaced it within {window} frames");
+            let detail = unreplaced(seat, window);
             self.raise(IrregularityKind::CardRemoved, Some(seat), frame, time_ms, detail, None, &mut out);
         }
         self.unread_turns_due(frame, time_ms, false, &mut out);
@@ -495,25 +501,21 @@ impl Verifier {
                     }
                 }
                 if let Some(s) = pending {
-                    // Its place seen bare with the rest of the hand in view: taken away, flagged
-                    // now; a card put in its place within the window makes it a swap, which
+                    // Its place seen bare with the rest of the hand in view, or reported only once
+                    // the tracker stopped waiting for it to come back (`revive_frames`, as long as
+                    // the window) with no card put there meanwhile: taken away, flagged now. A
+                    // card put in its place within the window still makes it a swap, which
                     // supersedes this flag.
                     let window = u64::from(self.opts.swap_window_frames);
-                    // Reported only once the tracker stopped waiting for it to come back
-                    // (`revive_frames`, as long as the window): no card came meanwhile, so it
-                    // was taken, flagged now; a card put in its place within the window from
-                    // now still makes it a swap.
                     let waited_out = frame.saturating_sub(*since) >= window;
-                    let now = if *seen_bare {
-                        let detail = format!("a card was taken from seat {s}'s hand: its place is bare");
-                        self.raise(IrregularityKind::CardRemoved, Some(s), frame, t, detail, None, &mut out)
-                    } else if waited_out {
-                        let detail =
-                            format!("a card left seat {s}'s hand and no card replaced it within {window} frames");
-                        self.raise(IrregularityKind::CardRemoved, Some(s), frame, t, detail, None, &mut out)
+                    let detail = if *seen_bare {
+                        Some(format!("a card was taken from seat {s}'s hand: its place is bare"))
                     } else {
-                        None
+                        waited_out.then(|| unreplaced(s, window))
                     };
+                    let now = detail.and_then(|detail| {
+                        self.raise(IrregularityKind::CardRemoved, Some(s), frame, t, detail, None, &mut out)
+                    });
                     if let Some(r) = self.round.as_mut() {
                         // The swap window runs from the frame the card was lost, or from its
                         // report where that came at the window's end.
