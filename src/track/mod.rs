@@ -1300,13 +1300,44 @@ impl Tracker {
                 }
             }
         }
+        // A card lost lying in its zone competes, closest pairs first, for the detections no card
+        // seen in the last frame reaches: as a covered hand shows again, its cards still live but
+        // unseen and those lost under the hand are one set. Matched after them instead, a card lost
+        // on its own detection lost it to a live neighbour 46 mm off, its neighbour's card came
+        // back as a card too many beyond the reach of `waiting_at_place_of`, and the lost card was
+        // reported taken away (sangong-1996 seed 9 round 23, a false `card_removed`).
+        let live = self.tracks.len();
+        let seen_reach: BTreeSet<usize> =
+            pairs.iter().filter(|&&(_, ti, _)| self.tracks[ti].missed == 0).map(|&(_, _, oi)| oi).collect();
+        for (li, (t, since)) in self.lost.iter().enumerate() {
+            if t.zone.is_none() || self.void_and_unseen(t, *since) {
+                continue;
+            }
+            for (oi, (p, _)) in points.iter().enumerate() {
+                let d = t.pos.dist(*p);
+                if d <= self.opts.gate_mm && !seen_reach.contains(&oi) && self.zone_of(*p) == t.zone {
+                    pairs.push((d / self.opts.gate_mm, live + li, oi));
+                }
+            }
+        }
         pairs.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
-        let mut track_obs: Vec<Option<usize>> = vec![None; self.tracks.len()];
+        let mut track_obs: Vec<Option<usize>> = vec![None; live + self.lost.len()];
         let mut obs_used = vec![false; points.len()];
         for (_, ti, oi) in pairs {
             if track_obs[ti].is_none() && !obs_used[oi] {
                 track_obs[ti] = Some(oi);
                 obs_used[oi] = true;
+            }
+        }
+        // Lost cards that won a detection are revived below, with the detections nothing took.
+        let lost_obs = track_obs.split_off(live);
+        let mut revived_at: Vec<Option<u32>> = vec![None; points.len()];
+        let mut taken: Vec<u32> = Vec::new();
+        for (li, oi) in lost_obs.iter().enumerate() {
+            if let Some(oi) = *oi {
+                obs_used[oi] = false;
+                revived_at[oi] = Some(self.lost[li].0.id);
+                taken.push(self.lost[li].0.id);
             }
         }
 
@@ -1394,7 +1425,7 @@ impl Tracker {
         // neighbour's track slid onto it in turn, and the hand read as a card swapped (stud
         // seed 9 round 9).
         let mut revival: Vec<(f64, usize, u32)> = Vec::new();
-        for (oi, (p, _)) in points.iter().enumerate().filter(|(oi, _)| !obs_used[*oi]) {
+        for (oi, (p, _)) in points.iter().enumerate().filter(|(oi, _)| !obs_used[*oi] && revived_at[*oi].is_none()) {
             let zone_here = self.zone_of(*p);
             for (t, since) in &self.lost {
                 let d = t.pos.dist(*p);
@@ -1405,8 +1436,6 @@ impl Tracker {
             }
         }
         revival.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.2.cmp(&b.2)).then(a.1.cmp(&b.1)));
-        let mut revived_at: Vec<Option<u32>> = vec![None; points.len()];
-        let mut taken: Vec<u32> = Vec::new();
         for (_, oi, id) in revival {
             if revived_at[oi].is_none() && !taken.contains(&id) {
                 revived_at[oi] = Some(id);
@@ -4438,6 +4467,49 @@ mod tests {
                 |e| matches!(e, TrackEventKind::Identified { track: k, card, .. } if k == track && *card == faces[i]),
             );
             assert!(turned && named, "card {i} (track {track}): {after:?}");
+        }
+    }
+
+    /// San Gong seed 9 round 23: under the dealer's hand a seat's last card was lost while its
+    /// neighbour, measured toward it, stayed live. As the faces showed, the neighbour's track took
+    /// the lost card's detection, its own card came back as a card too many off the lost card's
+    /// place, and the lost card was reported taken away. A lost card competes with the live ones.
+    #[test]
+    fn a_card_lost_under_a_hand_gets_its_detection_back_from_a_live_neighbour() {
+        let faces: [Card; 6] = ["3H", "JS", "10C", "2S", "7D", "KC"].map(|c| c.parse().unwrap());
+        let cw = tracker().1.calibration.card_size_mm[0];
+        let deal = deal_seat_3_and_dealer(330, |i, n, p| match (i, n) {
+            (3..=5, 180..) => vec![(p, Some(faces[i]))],
+            // the last card out of sight long enough to be lost; its neighbours later and briefly
+            (2, 200..=239) | (0, 230..=239) | (1, 230..=241) => vec![],
+            // the middle card measured a fifth of a card toward the last one under the hand
+            (1, 205..=229) => vec![(Point::new(p.x + 0.2 * cw, p.y), None)],
+            (0..=2, 240..) => vec![(p, Some(faces[i]))],
+            _ => vec![(p, None)],
+        });
+        let after: Vec<&TrackEventKind> = deal.events.iter().filter(|(n, _)| *n >= 200).map(|(_, e)| e).collect();
+        assert!(
+            !after.iter().any(|e| matches!(e, TrackEventKind::Dealt { .. } | TrackEventKind::Removed { .. })),
+            "{after:?}"
+        );
+        let seat: Vec<u32> = deal
+            .events
+            .iter()
+            .filter_map(|(_, e)| match e {
+                TrackEventKind::Dealt { track, zone: TableZone::Seat(3), .. } => Some(*track),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(seat.len(), 3, "{:?}", deal.events);
+        for (i, track) in seat.iter().enumerate() {
+            let named: Vec<Card> = after
+                .iter()
+                .filter_map(|e| match e {
+                    TrackEventKind::Identified { track: k, card, .. } if k == track => Some(*card),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(named, [faces[i]], "card {i} (track {track}): {after:?}");
         }
     }
 
