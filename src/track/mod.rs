@@ -4141,6 +4141,26 @@ mod tests {
         deal
     }
 
+    /// Seat 3's three cards as dealt, and the events from frame `from` on, in which no card
+    /// arrived or was removed: the hand kept its cards through what the test did to them.
+    fn seat_3_kept_its_cards_from(deal: &TestDeal, from: u64) -> (Vec<u32>, Vec<&TrackEventKind>) {
+        let after: Vec<&TrackEventKind> = deal.events.iter().filter(|(n, _)| *n >= from).map(|(_, e)| e).collect();
+        assert!(
+            !after.iter().any(|e| matches!(e, TrackEventKind::Dealt { .. } | TrackEventKind::Removed { .. })),
+            "{after:?}"
+        );
+        let seat: Vec<u32> = deal
+            .events
+            .iter()
+            .filter_map(|(_, e)| match e {
+                TrackEventKind::Dealt { track, zone: TableZone::Seat(3), .. } => Some(*track),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(seat.len(), 3, "{:?}", deal.events);
+        (seat, after)
+    }
+
     /// A stud card lost under the dealer's hand and seen again off its place arrived twice, and
     /// that count ended the deal one card early: the last card, dealt during the "decisions",
     /// was flagged. The deal waits until the hands hold their cards.
@@ -4442,20 +4462,7 @@ mod tests {
             _ => vec![(p, None)],
         });
         assert!(0.55 * cw - 22.0 > 10.0, "the piece lies between the cards");
-        let after: Vec<&TrackEventKind> = deal.events.iter().filter(|(n, _)| *n >= 200).map(|(_, e)| e).collect();
-        assert!(
-            !after.iter().any(|e| matches!(e, TrackEventKind::Dealt { .. } | TrackEventKind::Removed { .. })),
-            "{after:?}"
-        );
-        let seat: Vec<u32> = deal
-            .events
-            .iter()
-            .filter_map(|(_, e)| match e {
-                TrackEventKind::Dealt { track, zone: TableZone::Seat(3), .. } => Some(*track),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(seat.len(), 3, "{:?}", deal.events);
+        let (seat, after) = seat_3_kept_its_cards_from(&deal, 200);
         // each card turned and named as soon as it is seen again (a new track waits 3 s as a
         // card beyond a full hand before the old one gets its card back)
         let soon: Vec<&TrackEventKind> =
@@ -4487,20 +4494,7 @@ mod tests {
             (0..=2, 240..) => vec![(p, Some(faces[i]))],
             _ => vec![(p, None)],
         });
-        let after: Vec<&TrackEventKind> = deal.events.iter().filter(|(n, _)| *n >= 200).map(|(_, e)| e).collect();
-        assert!(
-            !after.iter().any(|e| matches!(e, TrackEventKind::Dealt { .. } | TrackEventKind::Removed { .. })),
-            "{after:?}"
-        );
-        let seat: Vec<u32> = deal
-            .events
-            .iter()
-            .filter_map(|(_, e)| match e {
-                TrackEventKind::Dealt { track, zone: TableZone::Seat(3), .. } => Some(*track),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(seat.len(), 3, "{:?}", deal.events);
+        let (seat, after) = seat_3_kept_its_cards_from(&deal, 200);
         for (i, track) in seat.iter().enumerate() {
             let named: Vec<Card> = after
                 .iter()
