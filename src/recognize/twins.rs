@@ -12,7 +12,10 @@
 //! whole strips of a true twin unmatched (docs/pipeline.md, "Twin prints"). The index corners
 //! are compared too, aligned as a whole first: where court cards share one picture the suits
 //! differ only there. A card is masked by the cards that may lie over it, not by those its own
-//! edge is seen to cross (docs/pipeline.md, "Which card lies on top, and index prints").
+//! edge is seen to cross (docs/pipeline.md, "Which card lies on top, and index prints"). The
+//! whole faces' colours are compared too, against each card's own paper and only where no other
+//! card lies: a design that prints one court picture in each suit's colours leaves grey prints
+//! too alike at a dim 1080p camera (docs/pipeline.md, "Court cards told apart by their colours").
 //!
 //! [`PrintBook`] carries the comparison across frames for the table logic: a round's faces at
 //! each place they were read.
@@ -50,6 +53,8 @@ struct Comparison {
     tile_match: f32,
     /// The prints differ when at least this share of their comparable tiles find no match.
     differing: f64,
+    /// Whether colours are compared too ([`Comparison::colours_differ`]).
+    colour: bool,
 }
 
 /// The whole card upright, sampled a little finer than a 1080p camera shows a card over the
@@ -64,6 +69,7 @@ const WHOLE_FACE: Comparison = Comparison {
     align: 0,
     tile_match: 0.7,
     differing: DIFFERING_SHARE,
+    colour: true,
 };
 /// The printed index corners (the classifiers' corner region), sampled 1.5 times finer than
 /// the whole face: what a fanned hand's covered cards show, and what read them, and where two
@@ -83,12 +89,31 @@ const INDEX_CORNERS: Comparison = Comparison {
     align: 6,
     tile_match: 0.85,
     differing: 0.15,
+    colour: false,
 };
 /// Each other card's outline is grown by this share about its centre before it masks a face:
 /// a card lying over another shades a pixel or two beyond its quad.
 const COVER_GROWTH: f64 = 1.06;
 /// A tile whose grey level varies less than this (0..1 scale) is plain card and not compared.
 const MIN_TILE_STD: f32 = 0.06;
+/// A tile shows colour when its mean colour against the paper ([`paper_chroma`]) reaches this.
+const MIN_TILE_CHROMA: f32 = 0.1;
+/// A tile's colour matches where its mean colour is at most this far from a window's of the
+/// other card.
+const CHROMA_MATCH: f32 = 0.08;
+/// Two whole faces' colours differ when at least this share of the tiles showing colour find
+/// no match. Where court cards print one picture in another suit's colours (kde-dondorf's K♠ and
+/// K♣, grey prints 0.11–0.16 unmatched, under [`DIFFERING_SHARE`]) their colours left 0.30–0.41
+/// unmatched over 67–69 tiles (Fortune 2025 seed 13, 1080p, dim); true copies in the
+/// duplicate-card scenarios at most 0.03 where 10 or more tiles showed colour
+/// (docs/pipeline.md, "Court cards told apart by their colours").
+const COLOUR_DIFFERING: f64 = 0.25;
+/// Fewer tiles showing colour than this compare no colour: a card mostly plain, or mostly
+/// under other cards (true copies with 6–8 such tiles left up to 0.17 unmatched).
+const MIN_COLOUR_TILES: usize = 10;
+/// Patch pixels along the cut's edges where colour is not compared (a card's rounded corner
+/// shows the felt).
+const COLOUR_MARGIN: usize = 6;
 /// Fewer comparable tiles than this (a face mostly covered) compare nothing.
 const MIN_TILES: usize = 4;
 /// Two whole faces differ when at least this share of their comparable tiles find no match. On
@@ -101,7 +126,12 @@ pub const DIFFERING_SHARE: f64 = 0.16;
 /// with the pixels no other card of the frame covers.
 struct FaceView {
     grey: Vec<f32>,
+    /// Colour against the card's own paper (white-balanced by it, so a table's light does not
+    /// count): red less green, and blue less yellow, smoothed like `grey`.
+    chroma: [Vec<f32>; 2],
     shown: Vec<bool>,
+    /// Pixels no other card's outline reaches, clear of the corners: where colour is compared.
+    clear: Vec<bool>,
 }
 
 /// Whether cards `i` and `j` of `quads` print differently: their whole faces or their index
@@ -123,9 +153,10 @@ impl Print {
     /// Card `card` of `quads`, masked by the cards that may lie over it ([`covers`]).
     fn cut(image: &Mat, quads: &[Quad], card: usize) -> Result<Print, RecognizeError> {
         let covers = covers(image, quads, card);
+        let others: Vec<Polygon> = (0..quads.len()).filter(|&o| o != card).map(|o| grown(&quads[o])).collect();
         Ok(Print {
-            face: WHOLE_FACE.views(image, &quads[card], &covers)?,
-            index: INDEX_CORNERS.views(image, &quads[card], &covers)?,
+            face: WHOLE_FACE.views(image, &quads[card], &covers, &others)?,
+            index: INDEX_CORNERS.views(image, &quads[card], &covers, &others)?,
         })
     }
 
@@ -138,12 +169,17 @@ impl Print {
     /// (court cards that share one picture differ only in their index corners; a fan's covered
     /// card may show nothing else).
     fn differs(&self, other: &Print) -> Option<bool> {
-        let face = WHOLE_FACE.differs(&self.face, &other.face);
-        let index = INDEX_CORNERS.differs(&self.index, &other.index);
-        match (face, index) {
-            (Some(true), _) | (_, Some(true)) => Some(true),
-            (None, None) => None,
-            _ => Some(false),
+        let found = [
+            WHOLE_FACE.differs(&self.face, &other.face),
+            WHOLE_FACE.colours_differ(&self.face, &other.face),
+            INDEX_CORNERS.differs(&self.index, &other.index),
+        ];
+        if found.contains(&Some(true)) {
+            Some(true)
+        } else if found.iter().all(Option::is_none) {
+            None
+        } else {
+            Some(false)
         }
     }
 
@@ -151,7 +187,8 @@ impl Print {
     fn debug_shares(&self, other: &Print) -> String {
         let face = WHOLE_FACE.unmatched_share(&self.face, &other.face);
         let index = INDEX_CORNERS.unmatched_share(&self.index, &other.index);
-        format!("face {face:.2?} index {index:.2?}")
+        let colour = WHOLE_FACE.chroma_unmatched_share(&self.face, &other.face).map(|(s, n)| format!("{s:.2} of {n}"));
+        format!("face {face:.2?} index {index:.2?} colour {colour:?}")
     }
 }
 
@@ -402,8 +439,14 @@ fn long_side(quad: &Quad) -> f64 {
 
 impl Comparison {
     /// The card outlined by `quad` cut from both ends ([`FaceView`]), the outlines `covers`
-    /// masking it.
-    fn views(&self, image: &Mat, quad: &Quad, covers: &[Polygon]) -> Result<Vec<FaceView>, RecognizeError> {
+    /// masking it, and `others` (every other card) masking its colour.
+    fn views(
+        &self,
+        image: &Mat,
+        quad: &Quad,
+        covers: &[Polygon],
+        others: &[Polygon],
+    ) -> Result<Vec<FaceView>, RecognizeError> {
         let (h, w) = self.cut.patch;
         let plane = h * w;
         let mut out = Vec::new();
@@ -412,13 +455,21 @@ impl Comparison {
             classify::cut_corner_patch(image, &view, self.cut, &mut rgb)?;
             let grey: Vec<f32> = (0..plane).map(|i| (rgb[i] + rgb[plane + i] + rgb[2 * plane + i]) / 3.0).collect();
             let m = classify::corner_homography(&view, self.cut).map(Homography);
-            let shown = (0..plane)
-                .map(|i| {
-                    let patch_px = Point::new((i % w) as f64, (i / w) as f64);
-                    m.and_then(|m| m.apply(patch_px)).is_some_and(|p| !covers.iter().any(|c| c.contains(p)))
-                })
+            let at = |i: usize| m.and_then(|m| m.apply(Point::new((i % w) as f64, (i / w) as f64)));
+            let shown: Vec<bool> =
+                (0..plane).map(|i| at(i).is_some_and(|p| !covers.iter().any(|c| c.contains(p)))).collect();
+            // Colour is compared only where no other card lies, whichever is on top, and away
+            // from the rounded corners, where the felt shows: a coat's colour counts, not a
+            // neighbour's or the cloth's.
+            let inner = |i: usize| {
+                let (x, y) = (i % w, i / w);
+                x >= COLOUR_MARGIN && y >= COLOUR_MARGIN && x + COLOUR_MARGIN < w && y + COLOUR_MARGIN < h
+            };
+            let clear: Vec<bool> = (0..plane)
+                .map(|i| self.colour && inner(i) && at(i).is_some_and(|p| !others.iter().any(|c| c.contains(p))))
                 .collect();
-            out.push(FaceView { grey: blur(&grey, (h, w), self.blur_sigma), shown });
+            let chroma = paper_chroma(&rgb, &clear).map(|c| blur(&c, (h, w), self.blur_sigma));
+            out.push(FaceView { grey: blur(&grey, (h, w), self.blur_sigma), chroma, shown, clear });
         }
         Ok(out)
     }
@@ -447,6 +498,75 @@ impl Comparison {
         }
         let most = if self.either_way_up { 0 } else { found.iter().map(|f| f.1).max().unwrap_or(0) };
         found.iter().filter(|f| 2 * f.1 >= most).map(|f| f.0).min_by(f64::total_cmp)
+    }
+
+    /// Whether two cut cards' colours differ ([`COLOUR_DIFFERING`]); `None` where fewer than
+    /// [`MIN_COLOUR_TILES`] tiles show colour where no other card lies.
+    fn colours_differ(&self, a: &[FaceView], b: &[FaceView]) -> Option<bool> {
+        self.chroma_unmatched_share(a, b).map(|(s, _)| s >= COLOUR_DIFFERING)
+    }
+
+    /// The share of the tiles showing colour (in either cut) whose colour finds no match in the
+    /// other's views within `shift`, the best way round, and how many such tiles; `None` below
+    /// [`MIN_COLOUR_TILES`] of them.
+    fn chroma_unmatched_share(&self, a: &[FaceView], b: &[FaceView]) -> Option<(f64, usize)> {
+        let mut best: Option<(f64, usize)> = None;
+        for va in a.iter().take(if self.either_way_up { 1 } else { a.len() }) {
+            for vb in b {
+                let mut d = self.chroma_tiles(va, vb);
+                d.extend(self.chroma_tiles(vb, va));
+                if d.len() < MIN_COLOUR_TILES {
+                    continue;
+                }
+                let unmatched = d.iter().filter(|&&x| x > CHROMA_MATCH).count() as f64 / d.len() as f64;
+                if best.map_or(true, |b| unmatched < b.0) {
+                    best = Some((unmatched, d.len()));
+                }
+            }
+        }
+        best
+    }
+
+    /// For each tile of `a` shown whole and showing colour (its mean colour at least
+    /// [`MIN_TILE_CHROMA`] from the paper's), the least distance of its mean colour from that of
+    /// a window of `b` within `shift`. Means, not pixels: a dim camera's colour noise averages
+    /// out over a tile, a coat's colour does not.
+    fn chroma_tiles(&self, a: &FaceView, b: &FaceView) -> Vec<f32> {
+        let (h, w, tile) = (self.cut.patch.0 as isize, self.cut.patch.1 as isize, self.tile as isize);
+        let s = self.shift as isize;
+        let mean = |v: &FaceView, x: isize, y: isize| -> Option<(f32, f32)> {
+            if x < 0 || y < 0 || x + tile > w || y + tile > h {
+                return None;
+            }
+            let (mut p, mut q) = (0.0, 0.0);
+            for yy in y..y + tile {
+                for xx in x..x + tile {
+                    let i = (yy * w + xx) as usize;
+                    if !v.clear[i] {
+                        return None;
+                    }
+                    p += v.chroma[0][i];
+                    q += v.chroma[1][i];
+                }
+            }
+            let n = (tile * tile) as f32;
+            Some((p / n, q / n))
+        };
+        let mut out = Vec::new();
+        for (x, y) in self.tile_origins() {
+            let (x, y) = (x as isize, y as isize);
+            let Some((p, q)) = mean(a, x, y) else { continue };
+            if p.hypot(q) < MIN_TILE_CHROMA {
+                continue;
+            }
+            let least = (y - s..=y + s)
+                .flat_map(|by| (x - s..=x + s).map(move |bx| (bx, by)))
+                .filter_map(|(bx, by)| mean(b, bx, by))
+                .map(|(u, v)| (p - u).hypot(q - v))
+                .min_by(f32::total_cmp);
+            out.extend(least);
+        }
+        out
     }
 
     /// The shift (rows, columns; within `align`) of `b` that lies best on `a`: the highest
@@ -711,6 +831,30 @@ impl<'a> Grey<'a> {
     }
 }
 
+/// The card's paper: each channel's level that this share of the shown pixels reaches.
+const PAPER_QUANTILE: f64 = 0.9;
+
+/// A cut's colour against its paper (`rgb`: three planes, 0–1): each channel divided by the
+/// paper's level of it ([`PAPER_QUANTILE`] of the pixels `shown`), then red less green and blue
+/// less the mean of red and green. Zero where nothing is shown.
+fn paper_chroma(rgb: &[f32], shown: &[bool]) -> [Vec<f32>; 2] {
+    let plane = shown.len();
+    let paper: Vec<f32> = (0..3)
+        .map(|c| {
+            let mut v: Vec<f32> = (0..plane).filter(|&i| shown[i]).map(|i| rgb[c * plane + i]).collect();
+            if v.is_empty() {
+                return 1.0;
+            }
+            v.sort_by(f32::total_cmp);
+            v[((v.len() - 1) as f64 * PAPER_QUANTILE) as usize].max(0.05)
+        })
+        .collect();
+    let at = |c: usize, i: usize| rgb[c * plane + i] / paper[c];
+    let rg = (0..plane).map(|i| if shown[i] { at(0, i) - at(1, i) } else { 0.0 }).collect();
+    let by = (0..plane).map(|i| if shown[i] { at(2, i) - (at(0, i) + at(1, i)) / 2.0 } else { 0.0 }).collect();
+    [rg, by]
+}
+
 fn grown(quad: &Quad) -> Polygon {
     let c = Point::mean(quad);
     Polygon(
@@ -774,7 +918,14 @@ mod tests {
         /// Another rank in the index (a bar across, where the others print one upright), as an
         /// 8 read as a 10.
         OtherIndex,
+        /// A court's picture: a coat in this colour (B, G, R) over the middle pips, as
+        /// kde-dondorf prints one king's picture in each suit's own colours.
+        Coat([f64; 3]),
     }
+
+    /// Two coats of one grey level (the mean of B, G and R) in other colours.
+    const RED_COAT: [f64; 3] = [40.0, 60.0, 200.0];
+    const BLUE_COAT: [f64; 3] = [200.0, 60.0, 40.0];
 
     /// A white card with its top-left corner at (x, y), its edge a grey line (a card's shadow on
     /// what lies under it): an index (a rank bar and a small pip) and three large pips down its
@@ -790,6 +941,11 @@ mod tests {
         }
         if pip == Pip::Ringed {
             imgproc::circle(img, core::Point::new(x + 25, y + 37), 13, black, 2, imgproc::LINE_8, 0).unwrap();
+        }
+        if let Pip::Coat([b, g, r]) = pip {
+            let coat = Scalar::new(b, g, r, 0.0);
+            imgproc::rectangle(img, Rect::new(x + 13, y + 22, 24, 32), coat, -1, imgproc::LINE_8, 0).unwrap();
+            imgproc::rectangle(img, Rect::new(x + 17, y + 30, 16, 6), black, -1, imgproc::LINE_8, 0).unwrap();
         }
     }
 
@@ -852,6 +1008,50 @@ mod tests {
         assert_eq!(twins(&frame_with_twins(Pip::Plain, false)), vec![Same, Same, Alone]);
         assert_eq!(twins(&frame_with_twins(Pip::Ringed, false)), vec![Differs, Differs, Alone]);
         assert_eq!(twins(&frame_with_twins(Pip::Plain, true)), vec![Hidden, Hidden, Alone, Alone]);
+    }
+
+    #[test]
+    fn a_court_printed_in_another_suits_colours_differs_where_its_grey_print_is_the_same() {
+        let king = CardIdentity::Card("KS".parse().unwrap());
+        let findings = |second: Pip| {
+            let mut img = felt_with(&[(40, 60, Pip::Coat(RED_COAT)), (201, 83, second)]);
+            add_grain(&mut img);
+            let mut cards = vec![card_at(40, 60, king), card_at(201, 83, king)];
+            let quads: Vec<Quad> = cards.iter().map(|c| c.quad).collect();
+            let (a, b) = (Print::cut(&img, &quads, 0).unwrap(), Print::cut(&img, &quads, 1).unwrap());
+            let grey = WHOLE_FACE.differs(&a.face, &b.face);
+            compare_twins(&img, &mut cards).unwrap();
+            (grey, cards[0].twin, cards[1].twin)
+        };
+        use TwinPrint::*;
+        // The grey prints alone are one print: only the colours tell the two kings apart.
+        assert_eq!(findings(Pip::Coat(BLUE_COAT)), (Some(false), Differs, Differs));
+        assert_eq!(findings(Pip::Coat(RED_COAT)), (Some(false), Same, Same));
+    }
+
+    #[test]
+    fn colour_is_compared_only_where_no_other_card_lies() {
+        // The second king's coat is hidden under a blue back, whose colour would differ from the
+        // first king's coat: the back is another card, so its colour is not the king's print.
+        let king = CardIdentity::Card("KS".parse().unwrap());
+        let mut img = felt_with(&[(40, 60, Pip::Coat(RED_COAT)), (201, 83, Pip::Coat(RED_COAT))]);
+        imgproc::rectangle(
+            &mut img,
+            Rect::new(210, 100, W, H),
+            Scalar::new(160.0, 60.0, 30.0, 0.0),
+            -1,
+            imgproc::LINE_8,
+            0,
+        )
+        .unwrap();
+        add_grain(&mut img);
+        let cards = [card_at(40, 60, king), card_at(201, 83, king), card_at(210, 100, CardIdentity::Back)];
+        let quads: Vec<Quad> = cards.iter().map(|c| c.quad).collect();
+        let (a, b) = (Print::cut(&img, &quads, 0).unwrap(), Print::cut(&img, &quads, 1).unwrap());
+        assert_ne!(WHOLE_FACE.colours_differ(&a.face, &b.face), Some(true));
+        // Without the back's outline the blue counts as the king's, and the colours differ.
+        let (a, b) = (Print::cut(&img, &quads[..2], 0).unwrap(), Print::cut(&img, &quads[..2], 1).unwrap());
+        assert_eq!(WHOLE_FACE.colours_differ(&a.face, &b.face), Some(true));
     }
 
     /// The ace of spades lies at one place for five frames and is gone; then a card at another
