@@ -845,8 +845,8 @@ fn paper_chroma(rgb: &[f32], shown: &[bool]) -> [Vec<f32>; 2] {
             if v.is_empty() {
                 return 1.0;
             }
-            v.sort_by(f32::total_cmp);
-            v[((v.len() - 1) as f64 * PAPER_QUANTILE) as usize].max(0.05)
+            let k = ((v.len() - 1) as f64 * PAPER_QUANTILE) as usize;
+            v.select_nth_unstable_by(k, f32::total_cmp).1.max(0.05)
         })
         .collect();
     let at = |c: usize, i: usize| rgb[c * plane + i] / paper[c];
