@@ -2,7 +2,7 @@
 //! patches (crops/s), the table-plane finder on a 1080p simulator frame with 20 cards (with and
 //! without the camera's empty table), and the whole `Recognizer::recognize` on that frame —
 //! without calibration (longer side scaled to 640 px) and with it (the table-plane finder, with
-//! and without the empty table).
+//! and without the empty table), and the twin-print check on two of its cards read as one face.
 //!
 //! Run with `cargo bench --bench recognition`. Uses models/locator.onnx and
 //! models/classifier.onnx when present, else the random-weight fixtures (whose networks are far
@@ -16,8 +16,10 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use tablecam::calib::layout::{default_pose, simulated_calibration, CARD_SIZE_MM};
 use tablecam::calib::{Point, TableGeometry, ZoneKind};
+use tablecam::classify::CardIdentity;
 use tablecam::locate::plane::PlaneFinder;
 use tablecam::onnx::SessionOptions;
+use tablecam::recognize::twins::compare_twins;
 use tablecam::recognize::{plan_input, prepare_input, Recognizer, RecognizerOptions};
 use tablecam::rules::RulesetId;
 use tablecam::sim::render::{placeholder_back, placeholder_face, Conditions, Renderer, Scene, SceneCard, TableStyle};
@@ -125,6 +127,22 @@ fn recognition(c: &mut Criterion) {
     group.bench_function("recognize/1080p-20-cards-calibrated-empty-table", |b| {
         b.iter(|| rec.recognize(&image, Some(&geometry)).expect("recognize").len())
     });
+
+    // Two of the frame's face-up cards read as one face: the twin-print check (whole faces in
+    // grey and in colour, index corners) that a frame holding a duplicate, or a misread, adds.
+    let mut cards = rec.recognize(&image, Some(&geometry)).expect("recognize");
+    let up: Vec<usize> = (0..cards.len()).filter(|&i| cards[i].face_up).take(2).collect();
+    if let [a, b] = up[..] {
+        let face = CardIdentity::Card("KS".parse().expect("card"));
+        (cards[a].card, cards[b].card) = (face, face);
+        group.bench_function("twins/two-cards-read-as-one-face", |bench| {
+            bench.iter(|| {
+                let mut read = cards.clone();
+                compare_twins(&image, &mut read).expect("twins");
+                read[a].twin
+            })
+        });
+    }
     group.finish();
 }
 
