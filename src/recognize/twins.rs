@@ -130,7 +130,8 @@ struct FaceView {
     /// count): red less green, and blue less yellow, smoothed like `grey`.
     chroma: [Vec<f32>; 2],
     shown: Vec<bool>,
-    /// Pixels no other card's outline reaches, clear of the corners: where colour is compared.
+    /// Pixels no other card's outline reaches, clear of the corners: where colour is compared
+    /// (none where the comparison compares no colour, and `chroma` is then empty).
     clear: Vec<bool>,
 }
 
@@ -468,7 +469,11 @@ impl Comparison {
             let clear: Vec<bool> = (0..plane)
                 .map(|i| self.colour && inner(i) && at(i).is_some_and(|p| !others.iter().any(|c| c.contains(p))))
                 .collect();
-            let chroma = paper_chroma(&rgb, &clear).map(|c| blur(&c, (h, w), self.blur_sigma));
+            let chroma = if self.colour {
+                paper_chroma(&rgb, &clear).map(|c| blur(&c, (h, w), self.blur_sigma))
+            } else {
+                [Vec::new(), Vec::new()]
+            };
             out.push(FaceView { grey: blur(&grey, (h, w), self.blur_sigma), chroma, shown, clear });
         }
         Ok(out)
@@ -835,13 +840,13 @@ impl<'a> Grey<'a> {
 const PAPER_QUANTILE: f64 = 0.9;
 
 /// A cut's colour against its paper (`rgb`: three planes, 0–1): each channel divided by the
-/// paper's level of it ([`PAPER_QUANTILE`] of the pixels `shown`), then red less green and blue
-/// less the mean of red and green. Zero where nothing is shown.
-fn paper_chroma(rgb: &[f32], shown: &[bool]) -> [Vec<f32>; 2] {
-    let plane = shown.len();
+/// paper's level of it ([`PAPER_QUANTILE`] of the pixels `clear` holds), then red less green and
+/// blue less the mean of red and green. Zero elsewhere.
+fn paper_chroma(rgb: &[f32], clear: &[bool]) -> [Vec<f32>; 2] {
+    let plane = clear.len();
     let paper: Vec<f32> = (0..3)
         .map(|c| {
-            let mut v: Vec<f32> = (0..plane).filter(|&i| shown[i]).map(|i| rgb[c * plane + i]).collect();
+            let mut v: Vec<f32> = (0..plane).filter(|&i| clear[i]).map(|i| rgb[c * plane + i]).collect();
             if v.is_empty() {
                 return 1.0;
             }
@@ -850,8 +855,8 @@ fn paper_chroma(rgb: &[f32], shown: &[bool]) -> [Vec<f32>; 2] {
         })
         .collect();
     let at = |c: usize, i: usize| rgb[c * plane + i] / paper[c];
-    let rg = (0..plane).map(|i| if shown[i] { at(0, i) - at(1, i) } else { 0.0 }).collect();
-    let by = (0..plane).map(|i| if shown[i] { at(2, i) - (at(0, i) + at(1, i)) / 2.0 } else { 0.0 }).collect();
+    let rg = (0..plane).map(|i| if clear[i] { at(0, i) - at(1, i) } else { 0.0 }).collect();
+    let by = (0..plane).map(|i| if clear[i] { at(2, i) - (at(0, i) + at(1, i)) / 2.0 } else { 0.0 }).collect();
     [rg, by]
 }
 
