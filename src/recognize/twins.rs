@@ -456,9 +456,11 @@ impl Comparison {
             classify::cut_corner_patch(image, &view, self.cut, &mut rgb)?;
             let grey: Vec<f32> = (0..plane).map(|i| (rgb[i] + rgb[plane + i] + rgb[2 * plane + i]) / 3.0).collect();
             let m = classify::corner_homography(&view, self.cut).map(Homography);
-            let at = |i: usize| m.and_then(|m| m.apply(Point::new((i % w) as f64, (i / w) as f64)));
+            // Each patch pixel's place in the image, found once for both masks.
+            let at: Vec<Option<Point>> =
+                (0..plane).map(|i| m.and_then(|m| m.apply(Point::new((i % w) as f64, (i / w) as f64)))).collect();
             let shown: Vec<bool> =
-                (0..plane).map(|i| at(i).is_some_and(|p| !covers.iter().any(|c| c.contains(p)))).collect();
+                at.iter().map(|p| p.is_some_and(|p| !covers.iter().any(|c| c.contains(p)))).collect();
             // Colour is compared only where no other card lies, whichever is on top, and away
             // from the rounded corners, where the felt shows: a coat's colour counts, not a
             // neighbour's or the cloth's.
@@ -467,7 +469,7 @@ impl Comparison {
                 x >= COLOUR_MARGIN && y >= COLOUR_MARGIN && x + COLOUR_MARGIN < w && y + COLOUR_MARGIN < h
             };
             let clear: Vec<bool> = (0..plane)
-                .map(|i| self.colour && inner(i) && at(i).is_some_and(|p| !others.iter().any(|c| c.contains(p))))
+                .map(|i| self.colour && inner(i) && at[i].is_some_and(|p| !others.iter().any(|c| c.contains(p))))
                 .collect();
             let chroma = if self.colour {
                 paper_chroma(&rgb, &clear).map(|c| blur(&c, (h, w), self.blur_sigma))
