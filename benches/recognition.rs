@@ -4,6 +4,11 @@
 //! without calibration (longer side scaled to 640 px) and with it (the table-plane finder, with
 //! and without the empty table), and the twin-print check on two of its cards read as one face.
 //!
+//! That frame's faces are placeholders (a rank, no suit), which no classifier can name: its
+//! `recognize` figures are the worst case, every fallback read run for every face-up card. The
+//! `printed/` benches run the same frame dealt from a printed deck (`proc-classic-poker`), read
+//! by the three classifiers the pipeline loads (corner, whole card, glyphs): what a table costs.
+//!
 //! Run with `cargo bench --bench recognition`. Uses models/locator.onnx and
 //! models/classifier.onnx when present, else the random-weight fixtures (whose networks are far
 //! smaller than the real ones: their figures measure the Rust side, not the models). ONNX Runtime
@@ -21,7 +26,8 @@ use tablecam::locate::plane::PlaneFinder;
 use tablecam::onnx::SessionOptions;
 use tablecam::recognize::twins::compare_twins;
 use tablecam::recognize::{plan_input, prepare_input, Recognizer, RecognizerOptions};
-use tablecam::rules::RulesetId;
+use tablecam::rules::{Card, RulesetId};
+use tablecam::sim::faces::{design, Face};
 use tablecam::sim::render::{placeholder_back, placeholder_face, Conditions, Renderer, Scene, SceneCard, TableStyle};
 
 fn model(name: &str, fixture: &str) -> PathBuf {
@@ -34,18 +40,38 @@ fn model(name: &str, fixture: &str) -> PathBuf {
     }
 }
 
-/// A 1080p fortune3cp frame with 20 cards (3 face down) dealt as a dealer lays them (rows of
+/// The faces a bench frame is dealt from: placeholders (a rank, no suit: nothing can name
+/// them) or a printed deck.
+enum Faces {
+    Placeholder,
+    Printed(&'static str),
+}
+
+/// The printed deck of the `printed/` benches (procedural, so installed wherever the crate builds).
+const PRINTED_DECK: &str = "proc-classic-poker";
+
+/// A 1080p fortune3cp frame with 20 cards (2 face down) dealt as a dealer lays them (rows of
 /// three, half a card apart, along each hand zone, as the simulator's sessions do), the same
 /// table without them, and its calibration.
-fn frame() -> (opencv::core::Mat, opencv::core::Mat, TableGeometry) {
+fn frame(deck: Faces) -> (opencv::core::Mat, opencv::core::Mat, TableGeometry) {
     let g = simulated_calibration(RulesetId::Fortune3cp2025, "B1", 1920, 1080, &default_pose(), Some((-0.08, 0.01)))
         .validate(Path::new("<bench>"))
         .expect("calibration");
-    let faces: Vec<_> = ["A", "K", "Q", "10", "7"]
-        .iter()
-        .map(|r| Arc::new(placeholder_face(r, *r == "K" || *r == "10", CARD_SIZE_MM).expect("face")))
-        .collect();
-    let back = Arc::new(placeholder_back([160, 30, 40], CARD_SIZE_MM).expect("back"));
+    let (faces, back): (Vec<_>, _) = match deck {
+        Faces::Placeholder => (
+            ["A", "K", "Q", "10", "7"]
+                .iter()
+                .map(|r| Arc::new(placeholder_face(r, *r == "K" || *r == "10", CARD_SIZE_MM).expect("face")))
+                .collect(),
+            Arc::new(placeholder_back([160, 30, 40], CARD_SIZE_MM).expect("back")),
+        ),
+        Faces::Printed(name) => {
+            let deck = design(name).unwrap_or_else(|| panic!("deck design {name}")).load().expect("deck");
+            let render = |face| Arc::new(deck.render(face, 356).expect("face"));
+            // 17 different cards, every suit and court, 9 in steps of 3 through the deck
+            (Card::all().step_by(3).map(|c| render(Face::Card(c))).collect(), render(Face::Back))
+        }
+    };
     // each hand zone's centre and the direction of its first edge (sim::timeline's anchors)
     let hands: Vec<(Point, f64)> = g
         .calibration
@@ -87,7 +113,7 @@ fn recognition(c: &mut Criterion) {
     eprintln!("recognition bench: {} and {}, {threads} intra-op thread(s)", locator.display(), classifier.display());
     opencv::core::set_num_threads(threads as i32).expect("OpenCV threads");
     let mut rec = Recognizer::with_options(&locator, &classifier, options.clone()).expect("models");
-    let (image, empty, geometry) = frame();
+    let (image, empty, geometry) = frame(Faces::Placeholder);
 
     let mut group = c.benchmark_group("recognition");
     group.sample_size(20).measurement_time(Duration::from_secs(8));
@@ -141,6 +167,25 @@ fn recognition(c: &mut Criterion) {
                 compare_twins(&image, &mut read).expect("twins");
                 read[a].twin
             })
+        });
+    }
+
+    // The same table dealt from a printed deck: the corner classifier alone, then the three
+    // classifiers the pipeline loads (tablecam run, eval-scenarios, detect).
+    let (printed, printed_empty, printed_geometry) = frame(Faces::Printed(PRINTED_DECK));
+    let all = RecognizerOptions {
+        face_classifier: Some(model("face_classifier.onnx", "classifier_face_tiny.onnx")),
+        glyph_classifier: Some(model("glyph_classifier.onnx", "classifier_glyph_tiny.onnx")),
+        ..options.clone()
+    };
+    let mut rec_all = Recognizer::with_options(&locator, &classifier, all).expect("models");
+    for (name, r) in [("corner-classifier", &mut rec), ("three-classifiers", &mut rec_all)] {
+        r.set_table_reference(&printed_geometry, &printed_empty).expect("empty table");
+        let read = r.recognize(&printed, Some(&printed_geometry)).expect("recognize");
+        let named = read.iter().filter(|c| c.card.card().is_some()).count();
+        eprintln!("printed/{name}: {} cards found, {named} named", read.len());
+        group.bench_function(format!("printed/recognize/1080p-20-cards-calibrated-empty-table-{name}"), |b| {
+            b.iter(|| r.recognize(&printed, Some(&printed_geometry)).expect("recognize").len())
         });
     }
     group.finish();

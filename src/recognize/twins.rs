@@ -752,11 +752,6 @@ const EDGE_CLEARANCE: f64 = 5.0;
 /// Where a third card lies over both, both edges are hidden alike.
 fn edge_contrast(grey: &Grey, quads: &[Quad], a: usize, b: usize) -> Option<f64> {
     let inside = shrunk(&quads[b], 3.0);
-    let beside_a_third = |at: Point| {
-        quads.iter().enumerate().any(|(c, quad)| {
-            c != a && c != b && (0..4).any(|k| segment_distance(at, quad[k], quad[(k + 1) % 4]) < EDGE_CLEARANCE)
-        })
-    };
     let q = &quads[a];
     let mut contrasts = Vec::new();
     for k in 0..4 {
@@ -765,6 +760,22 @@ fn edge_contrast(grey: &Grey, quads: &[Quad], a: usize, b: usize) -> Option<f64>
         if len < 1.0 {
             continue;
         }
+        // Only the third cards' edges whose boxes come within the clearance of this edge's box
+        // can pass within it of one of its points: the rest are not measured point by point
+        // (every pair of cards of a frame is judged so, twenty cards' edges at each point).
+        let near_edges: Vec<(Point, Point)> = quads
+            .iter()
+            .enumerate()
+            .filter(|&(c, _)| c != a && c != b)
+            .flat_map(|(_, quad)| (0..4).map(move |j| (quad[j], quad[(j + 1) % 4])))
+            .filter(|(s, e)| {
+                s.x.max(e.x) >= p.x.min(r.x) - EDGE_CLEARANCE
+                    && s.x.min(e.x) <= p.x.max(r.x) + EDGE_CLEARANCE
+                    && s.y.max(e.y) >= p.y.min(r.y) - EDGE_CLEARANCE
+                    && s.y.min(e.y) <= p.y.max(r.y) + EDGE_CLEARANCE
+            })
+            .collect();
+        let beside_a_third = |at: Point| near_edges.iter().any(|&(s, e)| segment_distance(at, s, e) < EDGE_CLEARANCE);
         let (nx, ny) = ((r.y - p.y) / len, (p.x - r.x) / len);
         for s in 0..len as usize {
             let t = (s as f64 + 0.5) / len;
