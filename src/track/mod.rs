@@ -2039,11 +2039,6 @@ impl Tracker {
             .map(|(i, _)| i)
     }
 
-    /// Whether track `ti`, not yet arrived anywhere, was first seen inside `zone` (not flown in
-    /// from the shoe or from off the table) while `zone` already holds every card the ruleset
-    /// deals it. A card dealt one too many is seen on its way in; a piece that appears among a
-    /// full hand's cards is that hand measured again (see
-    /// [`TrackerOptions::extra_card_settle_frames`]).
     /// Still frames track `t` needs where it is (`zone_here`) before it belongs there: longer
     /// for a piece first seen among the cards of a full hand
     /// ([`TrackerOptions::extra_card_settle_frames`]).
@@ -2056,6 +2051,11 @@ impl Tracker {
         }
     }
 
+    /// Whether track `ti`, not yet arrived anywhere, was first seen inside `zone` (not flown in
+    /// from the shoe or from off the table) while `zone` already holds every card the ruleset
+    /// deals it. A card dealt one too many is seen on its way in; a piece that appears among a
+    /// full hand's cards is that hand measured again (see
+    /// [`TrackerOptions::extra_card_settle_frames`]).
     fn appeared_in_full(&self, ti: usize, zone: TableZone) -> bool {
         let t = &self.tracks[ti];
         self.first_seen_in(t, zone) && self.zone_full(zone, t.id)
@@ -3820,7 +3820,8 @@ mod tests {
         let touched = |k: u64| k < 4;
         assert_eq!(run(&|k| touched(k) || k % 4 == 0), None, "a piece seen every 4 frames counted as a card");
         assert_eq!(run(&|k| touched(k) || k % 10 == 3), None, "a piece seen every 10 frames counted as a card");
-        // a card put there and left, hidden frames 8 to 11 by the dealer's hand
+        // a card put there and left, unseen frames 8 to 11 while its neighbours are seen (the
+        // worst case: an arm over the hand would hide them too)
         let wait = u64::from(TrackerOptions::default().extra_card_settle_frames);
         let at = run(&|k| !(8..12).contains(&k)).expect("a card put into a full hand counts");
         assert!(at <= wait + 8, "counted {at} frames after it was put there");
