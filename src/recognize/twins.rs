@@ -26,6 +26,7 @@ use opencv::core::Mat;
 use super::{DetectedCard, RecognizeError};
 use crate::calib::{Homography, Point, Polygon};
 use crate::classify::{self, CardIdentity, CornerCut};
+use crate::locate::geometry::bounding_box;
 use crate::locate::{order_quad, Quad};
 use crate::rules::Card;
 
@@ -763,16 +764,18 @@ fn edge_contrast(grey: &Grey, quads: &[Quad], a: usize, b: usize) -> Option<f64>
         // Only the third cards' edges whose boxes come within the clearance of this edge's box
         // can pass within it of one of its points: the rest are not measured point by point
         // (every pair of cards of a frame is judged so, twenty cards' edges at each point).
+        let [x1, y1, x2, y2] = bounding_box(&[p, r]);
         let near_edges: Vec<(Point, Point)> = quads
             .iter()
             .enumerate()
             .filter(|&(c, _)| c != a && c != b)
             .flat_map(|(_, quad)| (0..4).map(move |j| (quad[j], quad[(j + 1) % 4])))
-            .filter(|(s, e)| {
-                s.x.max(e.x) >= p.x.min(r.x) - EDGE_CLEARANCE
-                    && s.x.min(e.x) <= p.x.max(r.x) + EDGE_CLEARANCE
-                    && s.y.max(e.y) >= p.y.min(r.y) - EDGE_CLEARANCE
-                    && s.y.min(e.y) <= p.y.max(r.y) + EDGE_CLEARANCE
+            .filter(|&(s, e)| {
+                let [sx1, sy1, sx2, sy2] = bounding_box(&[s, e]);
+                sx2 >= x1 - EDGE_CLEARANCE
+                    && sx1 <= x2 + EDGE_CLEARANCE
+                    && sy2 >= y1 - EDGE_CLEARANCE
+                    && sy1 <= y2 + EDGE_CLEARANCE
             })
             .collect();
         let beside_a_third = |at: Point| near_edges.iter().any(|&(s, e)| segment_distance(at, s, e) < EDGE_CLEARANCE);

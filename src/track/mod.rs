@@ -1481,8 +1481,8 @@ impl Tracker {
                     // (Fortune seed 11's duplicate_card session: a hand of three lying still,
                     // measured now and then as four pieces; the fourth, lost and seen again at
                     // its place, arrived at once as a card too many).
-                    let settles =
-                        resumed_settling && t.candidate_frames + 1 >= self.settle_frames_needed(&t, zone_here);
+                    let extra = zone_here.is_some_and(|z| self.appeared_in_full(&t, z));
+                    let settles = resumed_settling && t.candidate_frames + 1 >= self.settle_frames_needed(extra);
                     if settles {
                         t.candidate_frames += 1;
                         settled.push(self.tracks.len());
@@ -1824,8 +1824,8 @@ impl Tracker {
         let opts = self.opts.clone();
         let moved = MOVED_SHARE * self.geometry.calibration.card_size_mm[0];
         let zone_here = self.zone_of(p);
-        let extra = zone_here.filter(|z| self.appeared_in_full(ti, *z));
-        let settle_frames = self.settle_frames_needed(&self.tracks[ti], zone_here);
+        let extra = zone_here.filter(|z| self.appeared_in_full(&self.tracks[ti], *z));
+        let settle_frames = self.settle_frames_needed(extra.is_some());
         // (Not a piece that appeared among a full hand's cards: it was not brought in, and a
         // hand being gathered sweeps it along.)
         let touch_down = matches!(self.phase, RoundPhase::Decisions | RoundPhase::Reveal)
@@ -2039,11 +2039,10 @@ impl Tracker {
             .map(|(i, _)| i)
     }
 
-    /// Still frames track `t` needs where it is (`zone_here`) before it belongs there: longer
-    /// for a piece first seen among the cards of a full hand
-    /// ([`TrackerOptions::extra_card_settle_frames`]).
-    fn settle_frames_needed(&self, t: &Track, zone_here: Option<TableZone>) -> u32 {
-        let extra = zone_here.is_some_and(|z| self.first_seen_in(t, z) && self.zone_full(z, t.id));
+    /// Still frames a track needs in a zone before it belongs there: longer for a piece first
+    /// seen among the cards of a full hand (`extra`, [`Tracker::appeared_in_full`];
+    /// [`TrackerOptions::extra_card_settle_frames`]).
+    fn settle_frames_needed(&self, extra: bool) -> u32 {
         match (extra, self.phase) {
             (false, _) => self.opts.settle_frames,
             (true, RoundPhase::Reveal | RoundPhase::Settlement) => self.opts.late_extra_card_settle_frames,
@@ -2051,13 +2050,12 @@ impl Tracker {
         }
     }
 
-    /// Whether track `ti`, not yet arrived anywhere, was first seen inside `zone` (not flown in
+    /// Whether track `t`, not yet arrived anywhere, was first seen inside `zone` (not flown in
     /// from the shoe or from off the table) while `zone` already holds every card the ruleset
     /// deals it. A card dealt one too many is seen on its way in; a piece that appears among a
     /// full hand's cards is that hand measured again (see
     /// [`TrackerOptions::extra_card_settle_frames`]).
-    fn appeared_in_full(&self, ti: usize, zone: TableZone) -> bool {
-        let t = &self.tracks[ti];
+    fn appeared_in_full(&self, t: &Track, zone: TableZone) -> bool {
         self.first_seen_in(t, zone) && self.zone_full(zone, t.id)
     }
 
