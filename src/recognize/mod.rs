@@ -31,6 +31,7 @@ pub mod cli;
 pub mod cover;
 pub mod eval;
 pub mod nudge;
+mod pips;
 pub mod table_glyphs;
 pub mod twins;
 

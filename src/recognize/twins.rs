@@ -16,6 +16,9 @@
 //! whole faces' colours are compared too, against each card's own paper and only where no other
 //! card lies: a design that prints one court picture in each suit's colours leaves grey prints
 //! too alike at a dim 1080p camera (docs/pipeline.md, "Court cards told apart by their colours").
+//! And a number card's pips are compared one by one ([`super::pips`]): where a spade is read as
+//! the club of its rank, every tile finds its match, but the pips' outlines differ
+//! (docs/pipeline.md, "Pips told apart by their outlines").
 //!
 //! [`PrintBook`] carries the comparison across frames for the table logic: a round's faces at
 //! each place they were read.
@@ -23,12 +26,13 @@ use std::collections::BTreeMap;
 
 use opencv::core::Mat;
 
+use super::pips::{self, Pips};
 use super::{DetectedCard, RecognizeError};
 use crate::calib::{Homography, Point, Polygon};
 use crate::classify::{self, CardIdentity, CornerCut};
 use crate::locate::geometry::bounding_box;
 use crate::locate::{order_quad, Quad};
-use crate::rules::Card;
+use crate::rules::{Card, Rank};
 
 /// How two faces are compared: the cut, sampled into a patch, and the tiles it is split into.
 struct Comparison {
@@ -149,16 +153,20 @@ pub fn prints_differ(image: &Mat, quads: &[Quad], i: usize, j: usize) -> Result<
 struct Print {
     face: Vec<FaceView>,
     index: Vec<FaceView>,
+    pips: Pips,
 }
 
 impl Print {
     /// Card `card` of `quads`, masked by the cards that may lie over it ([`covers`]).
     fn cut(image: &Mat, quads: &[Quad], card: usize) -> Result<Print, RecognizeError> {
-        let covers = covers(image, quads, card);
-        let others: Vec<Polygon> = (0..quads.len()).filter(|&o| o != card).map(|o| grown(&quads[o])).collect();
+        let over = covers(image, quads, card);
+        let covers: Vec<Polygon> = over.iter().map(|&o| grown(&quads[o], COVER_GROWTH)).collect();
+        let others: Vec<Polygon> =
+            (0..quads.len()).filter(|&o| o != card).map(|o| grown(&quads[o], COVER_GROWTH)).collect();
         Ok(Print {
             face: WHOLE_FACE.views(image, &quads[card], &covers, &others)?,
             index: INDEX_CORNERS.views(image, &quads[card], &covers, &others)?,
+            pips: Pips::cut(image, &quads[card], &covers)?,
         })
     }
 
@@ -175,6 +183,7 @@ impl Print {
             WHOLE_FACE.differs(&self.face, &other.face),
             WHOLE_FACE.colours_differ(&self.face, &other.face),
             INDEX_CORNERS.differs(&self.index, &other.index),
+            self.pips.differ(&other.pips),
         ];
         if found.contains(&Some(true)) {
             Some(true)
@@ -190,7 +199,8 @@ impl Print {
         let face = WHOLE_FACE.unmatched_share(&self.face, &other.face);
         let index = INDEX_CORNERS.unmatched_share(&self.index, &other.index);
         let colour = WHOLE_FACE.chroma_unmatched_share(&self.face, &other.face).map(|(s, n)| format!("{s:.2} of {n}"));
-        format!("face {face:.2?} index {index:.2?} colour {colour:?}")
+        let pips = self.pips.likeness(&other.pips);
+        format!("face {face:.2?} index {index:.2?} colour {colour:?} pips {pips:.3?}")
     }
 }
 
@@ -264,6 +274,9 @@ const STILL_PX: f64 = 2.0;
 /// Frames between two cuts of one sighting's print; a cut that shows more print tiles replaces
 /// the kept one.
 const RECUT_FRAMES: u64 = 15;
+/// Frames between two cuts of a number card's print while it shows fewer than
+/// [`pips::MIN_PIPS`] pips and another sighting of its face is in the book.
+const PIPLESS_RECUT_FRAMES: u64 = 2;
 /// Sightings a round may hold (a round deals at most a few dozen cards): past it no new place is
 /// noted, so that a round start the tracker never sees cannot grow the book without end (each
 /// sighting keeps about 60 kB of print).
@@ -381,9 +394,19 @@ impl PrintBook {
     fn recut(&mut self, k: usize, image: &Mat, quads: &[Quad], i: usize, frame: u64) -> Result<bool, RecognizeError> {
         let s = &self.sightings[k];
         // The first read is cut at once, moving or not: a misread twin must be contested before
-        // the tracker's votes confirm it, or its duplicate is flagged on confirmation.
+        // the tracker's votes confirm it, or its duplicate is flagged on confirmation. A number
+        // card's pips are what tell it from the other suit of its colour, and a card just
+        // turned, or half under a hand, may show too few: its print is then cut again soon,
+        // moving or not, while another sighting of its face is there to compare with (a cut
+        // costs milliseconds, and a stud hand's covered cards may never show their pips). Fortune 2025
+        // seed 13 round 2: the real 5♣'s first print showed too few pips, a 5♠ read as 5♣ was
+        // confirmed, and the duplicate was flagged a frame before the pips were compared.
+        let twinned = || self.sightings.iter().enumerate().any(|(o, t)| o != k && t.card == s.card);
         let due = match &s.print {
             None => true,
+            Some(p) if s.card.rank() <= Rank::Ten && p.print.pips.count() < pips::MIN_PIPS && twinned() => {
+                frame >= p.frame + PIPLESS_RECUT_FRAMES
+            }
             Some(p) => s.spot.is_still() && frame >= p.frame + RECUT_FRAMES,
         };
         if !due {
@@ -392,7 +415,8 @@ impl PrintBook {
         let print = Print::cut(image, quads, i)?;
         let tiles = print.tiles();
         let s = &mut self.sightings[k];
-        let better = s.print.as_ref().map_or(true, |p| tiles > p.tiles);
+        // Pips count first: the other cuts do not tell a number card's suits apart.
+        let better = s.print.as_ref().map_or(true, |p| (print.pips.count(), tiles) > (p.print.pips.count(), p.tiles));
         match &mut s.print {
             Some(p) if !better => p.frame = frame,
             _ => s.print = Some(KeptPrint { print, tiles, frame }),
@@ -687,15 +711,14 @@ impl Comparison {
     }
 }
 
-/// The grown outlines of the cards of `quads` that may lie over card `card`: every other card,
-/// less those it is seen to lie over ([`lies_over`]). A fan's cards each overlap both
-/// neighbours; masked by both, a middle card kept no index corner to compare.
-fn covers(image: &Mat, quads: &[Quad], card: usize) -> Vec<Polygon> {
+/// The cards of `quads` that may lie over card `card`: every other card, less those it is seen
+/// to lie over ([`lies_over`]). A fan's cards each overlap both neighbours; masked by both, a
+/// middle card kept no index corner to compare.
+fn covers(image: &Mat, quads: &[Quad], card: usize) -> Vec<usize> {
     let grey = Grey::of(image);
     (0..quads.len())
         .filter(|&o| o != card)
         .filter(|&o| grey.as_ref().and_then(|g| lies_over(g, quads, card, o)) != Some(true))
-        .map(|o| grown(&quads[o]))
         .collect()
 }
 
@@ -876,13 +899,10 @@ fn paper_chroma(rgb: &[f32], clear: &[bool]) -> [Vec<f32>; 2] {
     [rg, by]
 }
 
-fn grown(quad: &Quad) -> Polygon {
+/// `quad` grown `by` times about its centre.
+fn grown(quad: &Quad, by: f64) -> Polygon {
     let c = Point::mean(quad);
-    Polygon(
-        quad.iter()
-            .map(|p| Point { x: c.x + COVER_GROWTH * (p.x - c.x), y: c.y + COVER_GROWTH * (p.y - c.y) })
-            .collect(),
-    )
+    Polygon(quad.iter().map(|p| Point { x: c.x + by * (p.x - c.x), y: c.y + by * (p.y - c.y) }).collect())
 }
 
 fn norm(px: &[f32]) -> f32 {
@@ -890,7 +910,7 @@ fn norm(px: &[f32]) -> f32 {
 }
 
 /// A separable Gaussian blur, edges replicated.
-fn blur(img: &[f32], (h, w): (usize, usize), sigma: f32) -> Vec<f32> {
+pub(super) fn blur(img: &[f32], (h, w): (usize, usize), sigma: f32) -> Vec<f32> {
     let r = (4.0 * sigma).round() as isize;
     let k: Vec<f32> = (-r..=r).map(|d| (-(d * d) as f32 / (2.0 * sigma * sigma)).exp()).collect();
     let sum: f32 = k.iter().sum();
@@ -942,6 +962,9 @@ mod tests {
         /// A court's picture: a coat in this colour (B, G, R) over the middle pips, as
         /// kde-dondorf prints one king's picture in each suit's own colours.
         Coat([f64; 3]),
+        /// The large pips pointed at top and bottom where the others are round, in the same
+        /// places and of about the same ink: a spade's outline against a club's.
+        Pointed,
     }
 
     /// Two coats of one grey level (the mean of B, G and R) in other colours.
@@ -957,8 +980,16 @@ mod tests {
         imgproc::rectangle(img, Rect::new(x, y, W, H), Scalar::all(150.0), 1, imgproc::LINE_8, 0).unwrap();
         let rank = if pip == Pip::OtherIndex { Rect::new(x + 2, y + 7, 8, 4) } else { Rect::new(x + 4, y + 4, 4, 10) };
         imgproc::rectangle(img, rank, black, -1, imgproc::LINE_8, 0).unwrap();
-        for (cx, cy, r) in [(6, 18, 2), (25, 18, 6), (25, 37, 6), (25, 56, 6)] {
-            imgproc::circle(img, core::Point::new(x + cx, y + cy), r, black, -1, imgproc::LINE_8, 0).unwrap();
+        imgproc::circle(img, core::Point::new(x + 6, y + 18), 2, black, -1, imgproc::LINE_8, 0).unwrap();
+        for cy in [18, 37, 56] {
+            let (cx, cy) = (x + 25, y + cy);
+            if pip == Pip::Pointed {
+                let outline = [(0, -7), (6, 0), (0, 7), (-6, 0)].map(|(dx, dy)| core::Point::new(cx + dx, cy + dy));
+                let outline = core::Vector::<core::Point>::from_slice(&outline);
+                imgproc::fill_convex_poly(img, &outline, black, imgproc::LINE_8, 0).unwrap();
+            } else {
+                imgproc::circle(img, core::Point::new(cx, cy), 6, black, -1, imgproc::LINE_8, 0).unwrap();
+            }
         }
         if pip == Pip::Ringed {
             imgproc::circle(img, core::Point::new(x + 25, y + 37), 13, black, 2, imgproc::LINE_8, 0).unwrap();
@@ -1051,6 +1082,27 @@ mod tests {
     }
 
     #[test]
+    fn pips_of_another_outline_differ_where_the_prints_match_tile_by_tile() {
+        let five = CardIdentity::Card("5S".parse().unwrap());
+        let findings = |second: Pip| {
+            let mut img = felt_with(&[(40, 60, Pip::Plain), (201, 83, second)]);
+            add_grain(&mut img);
+            let mut cards = vec![card_at(40, 60, five), card_at(201, 83, five)];
+            let quads: Vec<Quad> = cards.iter().map(|c| c.quad).collect();
+            let (a, b) = (Print::cut(&img, &quads, 0).unwrap(), Print::cut(&img, &quads, 1).unwrap());
+            let tiles = WHOLE_FACE.differs(&a.face, &b.face);
+            let pips = (a.pips.count(), b.pips.count(), a.pips.differ(&b.pips));
+            compare_twins(&img, &mut cards).unwrap();
+            (tiles, pips, cards[1].twin)
+        };
+        use TwinPrint::*;
+        // Tile by tile the round and the pointed pips match (each tile may shift to find its
+        // match): only the pips' own outlines tell the two cards apart.
+        assert_eq!(findings(Pip::Pointed), (Some(false), (3, 3, Some(true)), Differs));
+        assert_eq!(findings(Pip::Plain), (Some(false), (3, 3, Some(false)), Same));
+    }
+
+    #[test]
     fn colour_is_compared_only_where_no_other_card_lies() {
         // The second king's coat is hidden under a blue back, whose colour would differ from the
         // first king's coat: the back is another card, so its colour is not the king's print.
@@ -1116,6 +1168,33 @@ mod tests {
         assert_eq!(ace_read_again_elsewhere(Pip::Plain, false), vec![Alone; 5]);
         // a new round may bring a new deck
         assert_eq!(ace_read_again_elsewhere(Pip::Ringed, true), vec![Alone; 5]);
+    }
+
+    #[test]
+    fn a_number_card_first_seen_with_its_pips_covered_is_cut_again_once_they_show() {
+        // A 5♠ lies still; a second card read as 5♠, its pips pointed, lies still beside it with
+        // a back over most of it for its first two frames.
+        let five = CardIdentity::Card("5S".parse().unwrap());
+        let mut book = PrintBook::new();
+        let found: Vec<TwinPrint> = (1..=6)
+            .map(|frame| {
+                let covered = frame <= 2;
+                let mut img = felt_with(&[(40, 60, Pip::Plain), (201, 83, Pip::Pointed)]);
+                let mut cards = vec![card_at(40, 60, five), card_at(201, 83, five)];
+                if covered {
+                    imgproc::rectangle(&mut img, Rect::new(196, 78, W, H), Scalar::all(90.0), -1, imgproc::LINE_8, 0)
+                        .unwrap();
+                    cards.push(card_at(196, 78, CardIdentity::Back));
+                }
+                add_grain(&mut img);
+                book.sight(&img, frame, &mut cards).unwrap();
+                cards[1].twin
+            })
+            .collect();
+        use TwinPrint::*;
+        // Its first print shows no pip: no verdict against the other 5♠. Cut again two frames on
+        // (not only after the 15 frames of a card that shows its pips), it differs at once.
+        assert_eq!(found, vec![Alone, Alone, Differs, Differs, Differs, Differs]);
     }
 
     #[test]

@@ -1,0 +1,246 @@
+//! A face's pips: the suit symbols printed on its body, cut one by one and compared by shape.
+//!
+//! On a deck design the classifiers never saw, a card is read surely as the other suit of its
+//! colour (5♠ as 5♣, 8♠ as 8♣ on kde-dondorf under a dim camera; docs/pipeline.md, "Pips told
+//! apart by their outlines"). Its print then matches the real card's almost everywhere: the pips
+//! lie in the same places, and a tile a few pixels wide that may shift to find its match finds
+//! a club where a spade was. Each pip's own outline differs, though (a club's three round lobes,
+//! a spade's point), and the two cards' pips, each laid on its own centre, show it.
+use opencv::core::Mat;
+
+use super::RecognizeError;
+use crate::calib::{Homography, Point, Polygon};
+use crate::classify::{self, CornerCut};
+use crate::locate::geometry::bounding_box;
+use crate::locate::{order_quad, Quad};
+
+/// The whole card upright, sampled about twice as fine as a 1080p camera shows a card over the
+/// table (~75 px long): a pip is then ~18 patch pixels across.
+const CUT: CornerCut = CornerCut { patch: (160, 100), region: (1.0, 1.0) };
+/// Ink is smoothed first (Gaussian σ, patch pixels): camera noise, not the outline.
+const BLUR_SIGMA: f32 = 1.0;
+/// The card's paper: the level of its lightest channel-minimum that this share of the shown
+/// pixels reaches.
+const PAPER_QUANTILE: f64 = 0.9;
+/// A pixel is ink where its darkest channel lies this far below the paper's (0..1 of the
+/// paper): black and red ink alike.
+const INK: f32 = 0.55;
+/// A pip's ink area, patch pixels: the index's small suit signs and noise fall below it, court
+/// pictures and an ace's great pip above it.
+const PIP_AREA: (usize, usize) = (60, 700);
+/// A pip's bounding box is about as wide as high, and its ink fills a good part of it.
+const PIP_ASPECT: (f64, f64) = (0.6, 1.6);
+const PIP_FILL: (f64, f64) = (0.35, 0.92);
+/// Pips lie between the index columns: centres within this share of the width from the middle.
+const PIP_COLUMNS: f64 = 0.33;
+/// The window each pip is compared in (patch pixels, square), and how far it may shift to find
+/// its match (its centre is found to about a pixel).
+const WINDOW: usize = 28;
+const SHIFT: isize = 2;
+/// Two cards' pips differ when their likeness ([`Pips::likeness`]) falls below this.
+pub const PIPS_DIFFERING: f32 = 0.94;
+/// Fewer pips than this on either card compare nothing: the median of a few pips' likeness
+/// is steadier than one pip's.
+pub const MIN_PIPS: usize = 2;
+
+/// The pips of one card as a frame shows it: each its ink in a window about its centre.
+pub struct Pips {
+    shapes: Vec<Shape>,
+}
+
+struct Shape {
+    /// The ink's gradient (columns, rows) at each pixel of the window, row by row; `None` on its
+    /// border and where the pixel or a neighbour is not shown.
+    gradient: Vec<Option<(f32, f32)>>,
+}
+
+impl Pips {
+    /// The pips of the card outlined by `quad`, where none of `covers` lies.
+    pub fn cut(image: &Mat, quad: &Quad, covers: &[Polygon]) -> Result<Pips, RecognizeError> {
+        let (h, w) = CUT.patch;
+        let plane = h * w;
+        let view = classify::corner_quads(&order_quad(*quad))[0];
+        let mut rgb = vec![0.0; 3 * plane];
+        classify::cut_corner_patch(image, &view, CUT, &mut rgb)?;
+        let m = classify::corner_homography(&view, CUT).map(Homography);
+        // Only the covers that reach the card's box are tested pixel by pixel (a table's other
+        // cards mostly lie apart, and this cut has 16,000 pixels).
+        let [x1, y1, x2, y2] = bounding_box(quad);
+        let covers: Vec<&Polygon> = covers
+            .iter()
+            .filter(|c| {
+                let [cx1, cy1, cx2, cy2] = bounding_box(&c.0);
+                cx2 >= x1 && cx1 <= x2 && cy2 >= y1 && cy1 <= y2
+            })
+            .collect();
+        let shown: Vec<bool> = (0..plane)
+            .map(|i| {
+                m.and_then(|m| m.apply(Point::new((i % w) as f64, (i / w) as f64)))
+                    .is_some_and(|p| !covers.iter().any(|c| c.contains(p)))
+            })
+            .collect();
+        let darkest: Vec<f32> = (0..plane).map(|i| rgb[i].min(rgb[plane + i]).min(rgb[2 * plane + i])).collect();
+        let mut lit: Vec<f32> = (0..plane).filter(|&i| shown[i]).map(|i| darkest[i]).collect();
+        if lit.len() < plane / 8 {
+            return Ok(Pips { shapes: Vec::new() });
+        }
+        let k = ((lit.len() - 1) as f64 * PAPER_QUANTILE) as usize;
+        let paper = lit.select_nth_unstable_by(k, f32::total_cmp).1.max(0.05);
+        let ink: Vec<f32> = darkest.iter().map(|&v| (1.0 - v / paper).clamp(0.0, 1.0)).collect();
+        let ink = super::twins::blur(&ink, (h, w), BLUR_SIGMA);
+        let shapes = blobs(&ink, &shown, (h, w))
+            .into_iter()
+            .filter_map(|(cy, cx)| Shape::at(&ink, &shown, (h, w), cy, cx))
+            .collect();
+        Ok(Pips { shapes })
+    }
+
+    /// How many pips were found.
+    pub fn count(&self) -> usize {
+        self.shapes.len()
+    }
+
+    /// Whether two cards' pips differ in outline ([`PIPS_DIFFERING`]); `None` when either
+    /// shows too few to compare.
+    pub fn differ(&self, other: &Pips) -> Option<bool> {
+        self.likeness(other).map(|l| l < PIPS_DIFFERING)
+    }
+
+    /// How alike two cards' pips are: for each pip of either, its best likeness
+    /// ([`Shape::likeness`]) to a pip of the other; the median. `None` when either shows fewer
+    /// than [`MIN_PIPS`].
+    pub fn likeness(&self, other: &Pips) -> Option<f32> {
+        if self.shapes.len() < MIN_PIPS || other.shapes.len() < MIN_PIPS {
+            return None;
+        }
+        let best = |a: &Shape, b: &Pips| {
+            b.shapes.iter().flat_map(|s| [false, true].map(|turned| a.likeness(s, turned))).fold(-1.0f32, f32::max)
+        };
+        let mut all: Vec<f32> = self.shapes.iter().map(|a| best(a, other)).collect();
+        all.extend(other.shapes.iter().map(|b| best(b, self)));
+        all.sort_by(f32::total_cmp);
+        Some(all[all.len() / 2])
+    }
+}
+
+impl Shape {
+    /// The window about (cy, cx), where it lies inside the patch.
+    fn at(ink: &[f32], shown: &[bool], (h, w): (usize, usize), cy: f64, cx: f64) -> Option<Shape> {
+        let half = (WINDOW / 2) as isize;
+        let (y0, x0) = (cy.round() as isize - half, cx.round() as isize - half);
+        if y0 < 0 || x0 < 0 || y0 as usize + WINDOW > h || x0 as usize + WINDOW > w {
+            return None;
+        }
+        let n = WINDOW;
+        let shown_at = |y: usize, x: usize| shown[(y0 as usize + y) * w + x0 as usize + x];
+        let ink_at = |y: usize, x: usize| ink[(y0 as usize + y) * w + x0 as usize + x];
+        let gradient = (0..n * n)
+            .map(|i| {
+                let (y, x) = (i / n, i % n);
+                let inner = y >= 1 && x >= 1 && y + 1 < n && x + 1 < n;
+                let all_shown = inner
+                    && [(y, x), (y, x - 1), (y, x + 1), (y - 1, x), (y + 1, x)].iter().all(|&(v, u)| shown_at(v, u));
+                all_shown.then(|| (ink_at(y, x + 1) - ink_at(y, x - 1), ink_at(y + 1, x) - ink_at(y - 1, x)))
+            })
+            .collect();
+        Some(Shape { gradient })
+    }
+
+    /// The best likeness of this pip's outline to `other`'s (turned half a turn when
+    /// `turned`), shifted within [`SHIFT`]: the normalized cross-correlation of their ink
+    /// gradients, over the pixels both show. Gradients, not ink: two blobs of one size correlate
+    /// well whatever their outlines, but a lobe's edge and a point's lie apart.
+    fn likeness(&self, other: &Shape, turned: bool) -> f32 {
+        let mut best = -1.0f32;
+        for dy in -SHIFT..=SHIFT {
+            for dx in -SHIFT..=SHIFT {
+                let (mut sab, mut saa, mut sbb, mut n) = (0.0f32, 0.0f32, 0.0f32, 0usize);
+                for y in 0..WINDOW as isize {
+                    for x in 0..WINDOW as isize {
+                        let (Some(p), Some(q)) = (self.gradient(y, x, false), other.gradient(y + dy, x + dx, turned))
+                        else {
+                            continue;
+                        };
+                        sab += p.0 * q.0 + p.1 * q.1;
+                        saa += p.0 * p.0 + p.1 * p.1;
+                        sbb += q.0 * q.0 + q.1 * q.1;
+                        n += 1;
+                    }
+                }
+                if n >= WINDOW * WINDOW / 2 {
+                    best = best.max(sab / (saa * sbb).sqrt().max(1e-12));
+                }
+            }
+        }
+        best
+    }
+
+    /// The ink's gradient at (y, x) of the window, seen half a turn round when `turned`; `None`
+    /// off the window or where it is not shown.
+    fn gradient(&self, y: isize, x: isize, turned: bool) -> Option<(f32, f32)> {
+        let n = WINDOW as isize;
+        if y < 0 || x < 0 || y >= n || x >= n {
+            return None;
+        }
+        let (y, x) = if turned { (n - 1 - y, n - 1 - x) } else { (y, x) };
+        let (gx, gy) = self.gradient[(y * n + x) as usize]?;
+        Some(if turned { (-gx, -gy) } else { (gx, gy) })
+    }
+}
+
+/// The centres (row, column; ink-weighted) of the pip-like ink blobs wholly shown.
+fn blobs(ink: &[f32], shown: &[bool], (h, w): (usize, usize)) -> Vec<(f64, f64)> {
+    let mut seen = vec![false; h * w];
+    let mut out = Vec::new();
+    for start in 0..h * w {
+        if seen[start] || ink[start] < INK {
+            continue;
+        }
+        seen[start] = true;
+        let mut stack = vec![start];
+        let (mut area, mut touches) = (0usize, false);
+        let (mut sy, mut sx, mut sw) = (0.0, 0.0, 0.0);
+        let (mut y0, mut y1, mut x0, mut x1) = (h, 0, w, 0);
+        while let Some(i) = stack.pop() {
+            let (y, x) = (i / w, i % w);
+            area += 1;
+            let wt = f64::from(ink[i]);
+            sy += wt * y as f64;
+            sx += wt * x as f64;
+            sw += wt;
+            (y0, y1, x0, x1) = (y0.min(y), y1.max(y), x0.min(x), x1.max(x));
+            if !shown[i] || y == 0 || x == 0 || y + 1 == h || x + 1 == w {
+                touches = true;
+            }
+            let mut visit = |j: usize| {
+                if !seen[j] && ink[j] >= INK {
+                    seen[j] = true;
+                    stack.push(j);
+                }
+            };
+            if y > 0 {
+                visit(i - w);
+            }
+            if y + 1 < h {
+                visit(i + w);
+            }
+            if x > 0 {
+                visit(i - 1);
+            }
+            if x + 1 < w {
+                visit(i + 1);
+            }
+        }
+        let (bh, bw) = ((y1 - y0 + 1) as f64, (x1 - x0 + 1) as f64);
+        let (cy, cx) = (sy / sw, sx / sw);
+        let pip = !touches
+            && (PIP_AREA.0..=PIP_AREA.1).contains(&area)
+            && (PIP_ASPECT.0..=PIP_ASPECT.1).contains(&(bh / bw))
+            && (PIP_FILL.0..=PIP_FILL.1).contains(&(area as f64 / (bh * bw)))
+            && (cx - w as f64 / 2.0).abs() <= PIP_COLUMNS * w as f64;
+        if pip {
+            out.push((cy, cx));
+        }
+    }
+    out
+}
