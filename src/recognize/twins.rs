@@ -159,10 +159,8 @@ struct Print {
 impl Print {
     /// Card `card` of `quads`, masked by the cards that may lie over it ([`covers`]).
     fn cut(image: &Mat, quads: &[Quad], card: usize) -> Result<Print, RecognizeError> {
-        let over = covers(image, quads, card);
-        let covers: Vec<Polygon> = over.iter().map(|&o| grown(&quads[o], COVER_GROWTH)).collect();
-        let others: Vec<Polygon> =
-            (0..quads.len()).filter(|&o| o != card).map(|o| grown(&quads[o], COVER_GROWTH)).collect();
+        let covers = covers(image, quads, card);
+        let others: Vec<Polygon> = (0..quads.len()).filter(|&o| o != card).map(|o| grown(&quads[o])).collect();
         Ok(Print {
             face: WHOLE_FACE.views(image, &quads[card], &covers, &others)?,
             index: INDEX_CORNERS.views(image, &quads[card], &covers, &others)?,
@@ -271,8 +269,8 @@ const SIGHTING_REACH: f64 = 0.5;
 /// place is blurred.
 const STILL_FRAMES: u32 = 3;
 const STILL_PX: f64 = 2.0;
-/// Frames between two cuts of one sighting's print; a cut that shows more print tiles replaces
-/// the kept one.
+/// Frames between two cuts of one sighting's print; a cut that shows more pips, or as many and
+/// more print tiles, replaces the kept one.
 const RECUT_FRAMES: u64 = 15;
 /// Frames between two cuts of a number card's print while it shows fewer than
 /// [`pips::MIN_PIPS`] pips and another sighting of its face is in the book.
@@ -398,9 +396,10 @@ impl PrintBook {
         // card's pips are what tell it from the other suit of its colour, and a card just
         // turned, or half under a hand, may show too few: its print is then cut again soon,
         // moving or not, while another sighting of its face is there to compare with (a cut
-        // costs milliseconds, and a stud hand's covered cards may never show their pips). Fortune 2025
-        // seed 13 round 2: the real 5♣'s first print showed too few pips, a 5♠ read as 5♣ was
-        // confirmed, and the duplicate was flagged a frame before the pips were compared.
+        // costs milliseconds, and a stud hand's covered cards may never show their pips).
+        // Fortune 2025 seed 13 round 2: the real 5♣'s first print showed too few pips, a 5♠ read
+        // as 5♣ was confirmed, and the duplicate was flagged a frame before the pips were
+        // compared.
         let twinned = || self.sightings.iter().enumerate().any(|(o, t)| o != k && t.card == s.card);
         let due = match &s.print {
             None => true,
@@ -711,14 +710,15 @@ impl Comparison {
     }
 }
 
-/// The cards of `quads` that may lie over card `card`: every other card, less those it is seen
-/// to lie over ([`lies_over`]). A fan's cards each overlap both neighbours; masked by both, a
-/// middle card kept no index corner to compare.
-fn covers(image: &Mat, quads: &[Quad], card: usize) -> Vec<usize> {
+/// The grown outlines of the cards of `quads` that may lie over card `card`: every other card,
+/// less those it is seen to lie over ([`lies_over`]). A fan's cards each overlap both
+/// neighbours; masked by both, a middle card kept no index corner to compare.
+fn covers(image: &Mat, quads: &[Quad], card: usize) -> Vec<Polygon> {
     let grey = Grey::of(image);
     (0..quads.len())
         .filter(|&o| o != card)
         .filter(|&o| grey.as_ref().and_then(|g| lies_over(g, quads, card, o)) != Some(true))
+        .map(|o| grown(&quads[o]))
         .collect()
 }
 
@@ -899,10 +899,13 @@ fn paper_chroma(rgb: &[f32], clear: &[bool]) -> [Vec<f32>; 2] {
     [rg, by]
 }
 
-/// `quad` grown `by` times about its centre.
-fn grown(quad: &Quad, by: f64) -> Polygon {
+fn grown(quad: &Quad) -> Polygon {
     let c = Point::mean(quad);
-    Polygon(quad.iter().map(|p| Point { x: c.x + by * (p.x - c.x), y: c.y + by * (p.y - c.y) }).collect())
+    Polygon(
+        quad.iter()
+            .map(|p| Point { x: c.x + COVER_GROWTH * (p.x - c.x), y: c.y + COVER_GROWTH * (p.y - c.y) })
+            .collect(),
+    )
 }
 
 fn norm(px: &[f32]) -> f32 {
