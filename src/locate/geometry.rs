@@ -198,6 +198,12 @@ pub fn bounding_box(points: &[Point]) -> [f64; 4] {
     })
 }
 
+/// Whether two axis-aligned boxes `[x1, y1, x2, y2]` come within `margin` of each other
+/// (touching counts).
+pub fn boxes_meet(a: [f64; 4], b: [f64; 4], margin: f64) -> bool {
+    b[2] >= a[0] - margin && b[0] <= a[2] + margin && b[3] >= a[1] - margin && b[1] <= a[3] + margin
+}
+
 /// Intersection over union of two axis-aligned boxes `[x1, y1, x2, y2]`.
 pub fn box_iou(a: [f64; 4], b: [f64; 4]) -> f64 {
     let iw = (a[2].min(b[2]) - a[0].max(b[0])).max(0.0);

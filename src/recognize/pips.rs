@@ -11,7 +11,7 @@ use opencv::core::Mat;
 use super::RecognizeError;
 use crate::calib::{Homography, Point, Polygon};
 use crate::classify::{self, CornerCut};
-use crate::locate::geometry::bounding_box;
+use crate::locate::geometry::{bounding_box, boxes_meet};
 use crate::locate::{order_quad, Quad};
 
 /// The whole card upright, sampled about twice as fine as a 1080p camera shows a card over the
@@ -19,9 +19,6 @@ use crate::locate::{order_quad, Quad};
 const CUT: CornerCut = CornerCut { patch: (160, 100), region: (1.0, 1.0) };
 /// Ink is smoothed first (Gaussian σ, patch pixels): camera noise, not the outline.
 const BLUR_SIGMA: f32 = 1.0;
-/// The card's paper: the level of each pixel's darkest channel that this share of the shown
-/// pixels reaches.
-const PAPER_QUANTILE: f64 = 0.9;
 /// A pixel is ink where its darkest channel lies this far below the paper's (0..1 of the
 /// paper): black and red ink alike.
 const INK: f32 = 0.55;
@@ -68,14 +65,8 @@ impl Pips {
         let m = classify::corner_homography(&view, CUT).map(Homography);
         // Only the covers that reach the card's box are tested pixel by pixel (a table's other
         // cards mostly lie apart, and this cut has 16,000 pixels).
-        let [x1, y1, x2, y2] = bounding_box(quad);
-        let covers: Vec<&Polygon> = covers
-            .iter()
-            .filter(|c| {
-                let [cx1, cy1, cx2, cy2] = bounding_box(&c.0);
-                cx2 >= x1 && cx1 <= x2 && cy2 >= y1 && cy1 <= y2
-            })
-            .collect();
+        let card_box = bounding_box(quad);
+        let covers: Vec<&Polygon> = covers.iter().filter(|c| boxes_meet(card_box, bounding_box(&c.0), 0.0)).collect();
         let shown: Vec<bool> = (0..plane)
             .map(|i| {
                 m.and_then(|m| m.apply(Point::new((i % w) as f64, (i / w) as f64)))
@@ -83,12 +74,12 @@ impl Pips {
             })
             .collect();
         let darkest: Vec<f32> = (0..plane).map(|i| rgb[i].min(rgb[plane + i]).min(rgb[2 * plane + i])).collect();
-        let mut lit: Vec<f32> = (0..plane).filter(|&i| shown[i]).map(|i| darkest[i]).collect();
+        let lit: Vec<f32> = (0..plane).filter(|&i| shown[i]).map(|i| darkest[i]).collect();
         if lit.len() < plane / 8 {
             return Ok(Pips { shapes: Vec::new() });
         }
-        let k = ((lit.len() - 1) as f64 * PAPER_QUANTILE) as usize;
-        let paper = lit.select_nth_unstable_by(k, f32::total_cmp).1.max(0.05);
+        // The paper's level of each pixel's darkest channel, as the twin check finds its paper.
+        let paper = super::twins::paper_level(lit);
         let ink: Vec<f32> = darkest.iter().map(|&v| (1.0 - v / paper).clamp(0.0, 1.0)).collect();
         let ink = super::twins::blur(&ink, (h, w), BLUR_SIGMA);
         let shapes = blobs(&ink, &shown, (h, w))

@@ -30,7 +30,7 @@ use super::pips::{self, Pips};
 use super::{DetectedCard, RecognizeError};
 use crate::calib::{Homography, Point, Polygon};
 use crate::classify::{self, CardIdentity, CornerCut};
-use crate::locate::geometry::bounding_box;
+use crate::locate::geometry::{bounding_box, boxes_meet};
 use crate::locate::{order_quad, Quad};
 use crate::rules::{Card, Rank};
 
@@ -787,19 +787,13 @@ fn edge_contrast(grey: &Grey, quads: &[Quad], a: usize, b: usize) -> Option<f64>
         // Only the third cards' edges whose boxes come within the clearance of this edge's box
         // can pass within it of one of its points: the rest are not measured point by point
         // (every pair of cards of a frame is judged so, twenty cards' edges at each point).
-        let [x1, y1, x2, y2] = bounding_box(&[p, r]);
+        let edge_box = bounding_box(&[p, r]);
         let near_edges: Vec<(Point, Point)> = quads
             .iter()
             .enumerate()
             .filter(|&(c, _)| c != a && c != b)
             .flat_map(|(_, quad)| (0..4).map(move |j| (quad[j], quad[(j + 1) % 4])))
-            .filter(|&(s, e)| {
-                let [sx1, sy1, sx2, sy2] = bounding_box(&[s, e]);
-                sx2 >= x1 - EDGE_CLEARANCE
-                    && sx1 <= x2 + EDGE_CLEARANCE
-                    && sy2 >= y1 - EDGE_CLEARANCE
-                    && sy1 <= y2 + EDGE_CLEARANCE
-            })
+            .filter(|&(s, e)| boxes_meet(edge_box, bounding_box(&[s, e]), EDGE_CLEARANCE))
             .collect();
         let beside_a_third = |at: Point| near_edges.iter().any(|&(s, e)| segment_distance(at, s, e) < EDGE_CLEARANCE);
         let (nx, ny) = ((r.y - p.y) / len, (p.x - r.x) / len);
@@ -875,24 +869,26 @@ impl<'a> Grey<'a> {
     }
 }
 
-/// The card's paper: each channel's level that this share of the shown pixels reaches.
+/// The card's paper: the level that this share of the shown pixels reaches.
 const PAPER_QUANTILE: f64 = 0.9;
+
+/// The paper's level among a cut's pixel `levels` (0..1): their [`PAPER_QUANTILE`], at least
+/// 0.05; 1 where there are none.
+pub(super) fn paper_level(mut levels: Vec<f32>) -> f32 {
+    if levels.is_empty() {
+        return 1.0;
+    }
+    let k = ((levels.len() - 1) as f64 * PAPER_QUANTILE) as usize;
+    levels.select_nth_unstable_by(k, f32::total_cmp).1.max(0.05)
+}
 
 /// A cut's colour against its paper (`rgb`: three planes, 0–1): each channel divided by the
 /// paper's level of it ([`PAPER_QUANTILE`] of the pixels `clear` holds), then red less green and
 /// blue less the mean of red and green. Zero elsewhere.
 fn paper_chroma(rgb: &[f32], clear: &[bool]) -> [Vec<f32>; 2] {
     let plane = clear.len();
-    let paper: Vec<f32> = (0..3)
-        .map(|c| {
-            let mut v: Vec<f32> = (0..plane).filter(|&i| clear[i]).map(|i| rgb[c * plane + i]).collect();
-            if v.is_empty() {
-                return 1.0;
-            }
-            let k = ((v.len() - 1) as f64 * PAPER_QUANTILE) as usize;
-            v.select_nth_unstable_by(k, f32::total_cmp).1.max(0.05)
-        })
-        .collect();
+    let paper: Vec<f32> =
+        (0..3).map(|c| paper_level((0..plane).filter(|&i| clear[i]).map(|i| rgb[c * plane + i]).collect())).collect();
     let at = |c: usize, i: usize| rgb[c * plane + i] / paper[c];
     let rg = (0..plane).map(|i| if clear[i] { at(0, i) - at(1, i) } else { 0.0 }).collect();
     let by = (0..plane).map(|i| if clear[i] { at(2, i) - (at(0, i) + at(1, i)) / 2.0 } else { 0.0 }).collect();
