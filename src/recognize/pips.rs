@@ -30,6 +30,11 @@ const PIP_ASPECT: (f64, f64) = (0.6, 1.6);
 const PIP_FILL: (f64, f64) = (0.35, 0.92);
 /// Pips lie between the index columns: centres within this share of the width from the middle.
 const PIP_COLUMNS: f64 = 0.33;
+/// A pip partly under another card is still cut when at most this share of its outline is
+/// hidden: its shown part is compared, and its centre moves by a pixel or so.
+const MAX_HIDDEN_OUTLINE: f64 = 0.25;
+/// A card's pips lie within this factor of its median pip's area.
+const PIP_SIZE: (f64, f64) = (0.6, 1.6);
 /// The window each pip is compared in (patch pixels, square), and how far it may shift to find
 /// its match (its centre is found to about a pixel).
 const WINDOW: usize = 28;
@@ -37,7 +42,9 @@ const SHIFT: isize = 2;
 /// Two cards' pips differ when their likeness ([`Pips::likeness`]) falls below this. True copies
 /// (the duplicate-card scenarios of seeds 7, 8, 9, 11 and 13, four rulesets, 1080p) measured
 /// 0.953–0.996 on their true outlines and 0.951–0.994 as the pipeline outlined them; Fortune 2025
-/// seed 13's spades read as clubs (`kde-dondorf`, dim) 0.82–0.934 and 0.85–0.92.
+/// seed 13's spades read as clubs (`kde-dondorf`, dim) 0.82–0.934 and 0.85–0.92 (0.85–0.941 with
+/// pips partly hidden and of one size, session 61: 1 of 43 comparisons of round 7's 3♠ at 0.94 or
+/// more).
 pub const PIPS_DIFFERING: f32 = 0.94;
 /// Fewer pips than this on either card compare nothing: the median of a few pips' likeness
 /// is steadier than one pip's.
@@ -82,9 +89,9 @@ impl Pips {
         let paper = super::twins::paper_level(lit);
         let ink: Vec<f32> = darkest.iter().map(|&v| (1.0 - v / paper).clamp(0.0, 1.0)).collect();
         let ink = super::twins::blur(&ink, (h, w), BLUR_SIGMA);
-        let shapes = blobs(&ink, &shown, (h, w))
+        let shapes = pips(blobs(&ink, &shown, (h, w)))
             .into_iter()
-            .filter_map(|(cy, cx)| Shape::at(&ink, &shown, (h, w), cy, cx))
+            .filter_map(|b| Shape::at(&ink, &shown, (h, w), b.cy, b.cx))
             .collect();
         Ok(Pips { shapes })
     }
@@ -182,17 +189,20 @@ impl Shape {
     }
 }
 
-/// The centres (row, column; ink-weighted) of the pip-like ink blobs wholly shown.
-fn blobs(ink: &[f32], shown: &[bool], (h, w): (usize, usize)) -> Vec<(f64, f64)> {
+/// The pip-like ink blobs shown, at most [`MAX_HIDDEN_OUTLINE`] of each one's outline under
+/// another card.
+fn blobs(ink: &[f32], shown: &[bool], (h, w): (usize, usize)) -> Vec<Blob> {
     let mut seen = vec![false; h * w];
     let mut out = Vec::new();
     for start in 0..h * w {
-        if seen[start] || ink[start] < INK {
+        if seen[start] || !shown[start] || ink[start] < INK {
             continue;
         }
         seen[start] = true;
         let mut stack = vec![start];
-        let (mut area, mut touches) = (0usize, false);
+        let (mut area, mut at_border) = (0usize, false);
+        // The blob's outline: neighbours (4-connected) that are paper, and those hidden.
+        let (mut open, mut hidden) = (0usize, 0usize);
         let (mut sy, mut sx, mut sw) = (0.0, 0.0, 0.0);
         let (mut y0, mut y1, mut x0, mut x1) = (h, 0, w, 0);
         while let Some(i) = stack.pop() {
@@ -203,28 +213,23 @@ fn blobs(ink: &[f32], shown: &[bool], (h, w): (usize, usize)) -> Vec<(f64, f64)>
             sx += wt * x as f64;
             sw += wt;
             (y0, y1, x0, x1) = (y0.min(y), y1.max(y), x0.min(x), x1.max(x));
-            if !shown[i] || y == 0 || x == 0 || y + 1 == h || x + 1 == w {
-                touches = true;
-            }
-            let mut visit = |j: usize| {
-                if !seen[j] && ink[j] >= INK {
+            at_border |= y == 0 || x == 0 || y + 1 == h || x + 1 == w;
+            let up = (y > 0).then(|| i - w);
+            let down = (y + 1 < h).then_some(i + w);
+            let left = (x > 0).then(|| i - 1);
+            let right = (x + 1 < w).then_some(i + 1);
+            for j in [up, down, left, right].into_iter().flatten() {
+                if !shown[j] {
+                    hidden += 1;
+                } else if ink[j] < INK {
+                    open += 1;
+                } else if !seen[j] {
                     seen[j] = true;
                     stack.push(j);
                 }
-            };
-            if y > 0 {
-                visit(i - w);
-            }
-            if y + 1 < h {
-                visit(i + w);
-            }
-            if x > 0 {
-                visit(i - 1);
-            }
-            if x + 1 < w {
-                visit(i + 1);
             }
         }
+        let touches = at_border || hidden as f64 > MAX_HIDDEN_OUTLINE * (open + hidden) as f64;
         let (bh, bw) = ((y1 - y0 + 1) as f64, (x1 - x0 + 1) as f64);
         let (cy, cx) = (sy / sw, sx / sw);
         let pip = !touches
@@ -233,8 +238,58 @@ fn blobs(ink: &[f32], shown: &[bool], (h, w): (usize, usize)) -> Vec<(f64, f64)>
             && (PIP_FILL.0..=PIP_FILL.1).contains(&(area as f64 / (bh * bw)))
             && (cx - w as f64 / 2.0).abs() <= PIP_COLUMNS * w as f64;
         if pip {
-            out.push((cy, cx));
+            out.push(Blob { cy, cx, area, whole: hidden == 0 });
         }
     }
     out
+}
+
+/// A pip-like ink blob of a cut.
+struct Blob {
+    /// Its centre (row, column; ink-weighted).
+    cy: f64,
+    cx: f64,
+    area: usize,
+    /// No part of its outline is hidden.
+    whole: bool,
+}
+
+/// The pips among a card's pip-like blobs. Whole ones where at least [`MIN_PIPS`] are; else
+/// those partly hidden too (a fan's first card, its pips by the next card's edge). Then only
+/// those of the card's pip size (a card prints its pips alike; a blob far larger is a
+/// neighbour's index sign or pips run together): within [`PIP_SIZE`] of the median's area.
+fn pips(blobs: Vec<Blob>) -> Vec<Blob> {
+    let whole = blobs.iter().filter(|b| b.whole).count();
+    let mut kept: Vec<Blob> = blobs.into_iter().filter(|b| b.whole || whole < MIN_PIPS).collect();
+    let mut areas: Vec<usize> = kept.iter().map(|b| b.area).collect();
+    areas.sort_unstable();
+    if let Some(&median) = areas.get(areas.len().saturating_sub(1) / 2) {
+        let median = median as f64;
+        kept.retain(|b| (PIP_SIZE.0 * median..=PIP_SIZE.1 * median).contains(&(b.area as f64)));
+    }
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blob(area: usize, whole: bool) -> Blob {
+        Blob { cy: 0.0, cx: 0.0, area, whole }
+    }
+
+    fn areas(blobs: Vec<Blob>) -> Vec<usize> {
+        pips(blobs).iter().map(|b| b.area).collect()
+    }
+
+    #[test]
+    fn a_card_s_pips_are_its_blobs_of_one_size_whole_ones_first() {
+        // A neighbour's large index sign among a 10's pips (stud seed 7's 10♠) is no pip.
+        assert_eq!(areas(vec![blob(80, true), blob(356, true), blob(78, true)]), [80, 78]);
+        // Two whole pips: the one partly hidden is left out.
+        assert_eq!(areas(vec![blob(80, true), blob(82, true), blob(70, false)]), [80, 82]);
+        // Fewer whole pips than MIN_PIPS: those partly hidden count too.
+        assert_eq!(areas(vec![blob(300, true), blob(260, false), blob(280, false)]), [300, 260, 280]);
+        assert!(pips(vec![]).is_empty());
+    }
 }

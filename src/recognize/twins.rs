@@ -1102,6 +1102,24 @@ mod tests {
     }
 
     #[test]
+    fn pips_partly_under_the_next_card_are_still_compared() {
+        // A fan's first card: the next card's edge (a back) lies a pixel or two over its pips'
+        // right side, as on Fortune 2025 seed 13's 3♠ read as 3♣ (round 7).
+        let five = CardIdentity::Card("5S".parse().unwrap());
+        let findings = |second: Pip| {
+            let mut img = felt_with(&[(40, 60, Pip::Plain), (201, 83, second)]);
+            imgproc::rectangle(&mut img, Rect::new(232, 83, W, H), Scalar::all(90.0), -1, imgproc::LINE_8, 0).unwrap();
+            add_grain(&mut img);
+            let cards = [card_at(40, 60, five), card_at(201, 83, five), card_at(232, 83, CardIdentity::Back)];
+            let quads: Vec<Quad> = cards.iter().map(|c| c.quad).collect();
+            let (a, b) = (Print::cut(&img, &quads, 0).unwrap(), Print::cut(&img, &quads, 1).unwrap());
+            (a.pips.count(), b.pips.count(), a.pips.differ(&b.pips))
+        };
+        assert_eq!(findings(Pip::Pointed), (3, 3, Some(true)));
+        assert_eq!(findings(Pip::Plain), (3, 3, Some(false)));
+    }
+
+    #[test]
     fn colour_is_compared_only_where_no_other_card_lies() {
         // The second king's coat is hidden under a blue back, whose colour would differ from the
         // first king's coat: the back is another card, so its colour is not the king's print.
