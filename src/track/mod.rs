@@ -1425,7 +1425,9 @@ impl Tracker {
             let hand_seen = t.candidate.is_some_and(|z| {
                 let mut hand = (0..track_obs.len()).filter(|&i| {
                     let o = &self.tracks[i];
-                    o.id != t.id && o.arrived && o.zone == Some(z)
+                    // The hand `zone_full` counts: an abandoned deal's cards, gathered out of
+                    // sight, do not stand for an arm over the hand.
+                    o.id != t.id && o.arrived && !o.abandoned && o.zone == Some(z)
                 });
                 hand.clone().next().is_some() && hand.all(|i| track_obs[i].is_some())
             });
