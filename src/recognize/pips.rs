@@ -108,17 +108,19 @@ impl Pips {
     }
 
     /// How alike two cards' pips are: for each pip of either, its best likeness
-    /// ([`Shape::likeness`]) to a pip of the other; the median. `None` when either shows fewer
-    /// than [`MIN_PIPS`].
+    /// ([`Shape::likeness`]) to a pip of the other; the median. `None` when fewer than
+    /// [`MIN_PIPS`] pips of either card can be compared (too little of two pips' windows shown
+    /// at once says nothing: it is no evidence that they differ).
     pub fn likeness(&self, other: &Pips) -> Option<f32> {
-        if self.shapes.len() < MIN_PIPS || other.shapes.len() < MIN_PIPS {
+        let best = |a: &Shape, b: &Pips| {
+            b.shapes.iter().flat_map(|s| [false, true].map(|turned| a.likeness(s, turned))).flatten().reduce(f32::max)
+        };
+        let mut all: Vec<f32> = self.shapes.iter().filter_map(|a| best(a, other)).collect();
+        let compared = all.len();
+        all.extend(other.shapes.iter().filter_map(|b| best(b, self)));
+        if compared < MIN_PIPS || all.len() - compared < MIN_PIPS {
             return None;
         }
-        let best = |a: &Shape, b: &Pips| {
-            b.shapes.iter().flat_map(|s| [false, true].map(|turned| a.likeness(s, turned))).fold(-1.0f32, f32::max)
-        };
-        let mut all: Vec<f32> = self.shapes.iter().map(|a| best(a, other)).collect();
-        all.extend(other.shapes.iter().map(|b| best(b, self)));
         all.sort_by(f32::total_cmp);
         Some(all[all.len() / 2])
     }
@@ -150,9 +152,10 @@ impl Shape {
     /// The best likeness of this pip's outline to `other`'s (turned half a turn when
     /// `turned`), shifted within [`SHIFT`]: the normalized cross-correlation of their ink
     /// gradients, over the pixels both show. Gradients, not ink: two blobs of one size correlate
-    /// well whatever their outlines, but a lobe's edge and a point's lie apart.
-    fn likeness(&self, other: &Shape, turned: bool) -> f32 {
-        let mut best = -1.0f32;
+    /// well whatever their outlines, but a lobe's edge and a point's lie apart. `None` where no
+    /// shift leaves half the window shown in both.
+    fn likeness(&self, other: &Shape, turned: bool) -> Option<f32> {
+        let mut best: Option<f32> = None;
         for dy in -SHIFT..=SHIFT {
             for dx in -SHIFT..=SHIFT {
                 let (mut sab, mut saa, mut sbb, mut n) = (0.0f32, 0.0f32, 0.0f32, 0usize);
@@ -169,7 +172,8 @@ impl Shape {
                     }
                 }
                 if n >= WINDOW * WINDOW / 2 {
-                    best = best.max(sab / (saa * sbb).sqrt().max(1e-12));
+                    let r = sab / (saa * sbb).sqrt().max(1e-12);
+                    best = Some(best.map_or(r, |b| b.max(r)));
                 }
             }
         }
@@ -291,5 +295,20 @@ mod tests {
         // Fewer whole pips than MIN_PIPS: those partly hidden count too.
         assert_eq!(areas(vec![blob(300, true), blob(260, false), blob(280, false)]), [300, 260, 280]);
         assert!(pips(vec![]).is_empty());
+    }
+
+    #[test]
+    fn pips_too_little_shown_at_once_are_no_evidence() {
+        // Pips whose windows are shown only in their top rows, and pips shown only in their
+        // bottom rows: no shift (either way up) lets half a window be compared.
+        let shape = |rows: std::ops::Range<usize>| Shape {
+            gradient: (0..WINDOW * WINDOW).map(|i| rows.contains(&(i / WINDOW)).then_some((1.0, 0.5))).collect(),
+        };
+        let top = Pips { shapes: vec![shape(0..20), shape(0..20)] };
+        let bottom = Pips { shapes: vec![shape(20..28), shape(20..28)] };
+        assert_eq!(top.likeness(&bottom), None);
+        assert_eq!(top.differ(&bottom), None);
+        // Shown alike, they compare.
+        assert_eq!(top.likeness(&top).map(|l| l > 0.99), Some(true));
     }
 }
