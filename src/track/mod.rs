@@ -744,6 +744,8 @@ pub struct Tracker {
     gathered: BTreeMap<TableZone, u64>,
     /// The exposed dealer card set aside this deal ([`TrackEventKind::SetAside`]; once a deal).
     set_aside_done: bool,
+    /// This frame came with the empty-table comparison, which tells a card's place seen bare.
+    bare_judged: bool,
     /// Tracks of this round whose back looked like the empty table where the card lay in view
     /// ([`Track::looks_like_felt`]): a deck's backs are one print, so from [`FELT_BACK_CARDS`] of
     /// them on no card's place seen bare face down is taken for a card gone.
@@ -883,6 +885,14 @@ const LOST_IN_PLACE_SHARE: f64 = 0.5;
 /// against the 250 ms target). A whole hand gone at once is left to the gathering rules (a fold),
 /// and the rest of the round, when cards are turned over and squared, keeps the patient rules.
 const VACANT_FRAMES: u32 = 4;
+
+/// A card lost in a hand, at the dealer or on the community spot at most this many frames ago,
+/// its place not seen bare in a frame with the empty-table comparison, holds the round open: a
+/// hand may lie over it. Stud seed 13 round 6 (docs/pipeline.md, "Pips partly hidden, and of
+/// one size"): every player had folded, the dealer turning its five cards over hid them for 6
+/// frames ([`TrackerOptions::empty_table_frames`]), the round ended, and the cards, seen again
+/// face up, were taken for a new deal dealt face up.
+const LOST_HOLDS_ROUND_FRAMES: u64 = 30;
 /// Cards of a round whose backs looked like the empty table where they lay in view for the
 /// deck's backs to be taken for felt-coloured (two: one might be a track on a print of the felt).
 const FELT_BACK_CARDS: usize = 2;
@@ -968,6 +978,7 @@ impl Tracker {
             gathered: BTreeMap::new(),
             set_aside_done: false,
             felt_backs: BTreeSet::new(),
+            bare_judged: false,
             shoe: geometry.calibration.zones.iter().find(|z| z.kind == ZoneKind::Shoe).map(|z| z.polygon_mm.centroid()),
             debug: std::env::var("TABLECAM_TRACK_DEBUG").map(|v| debug_ranges(&v)).unwrap_or_default(),
         })
@@ -1565,6 +1576,7 @@ impl Tracker {
         }
 
         self.note_bare_places(obs.changes.as_deref(), &points);
+        self.bare_judged = obs.changes.is_some();
 
         // Lost tracks. A card lying in its zone may be under a hand for a while;
         // one in motion or outside every zone is gone sooner.
@@ -3088,8 +3100,20 @@ impl Tracker {
             }
             _ => {}
         }
-        // The end of a round: nothing left in hands, at the dealer or on the community spot.
-        if on_table.is_empty() && !moving && !matches!(self.phase, RoundPhase::Dealing | RoundPhase::WaitingForBets) {
+        // The end of a round: nothing left in hands, at the dealer or on the community spot,
+        // and no card lost there lately whose place the camera could have seen bare and did not.
+        let under_hands = self.bare_judged
+            && self.lost.iter().any(|(t, since)| {
+                !t.abandoned
+                    && matches!(t.zone, Some(z) if z != TableZone::Discard)
+                    && t.bare_frames == 0
+                    && frame.saturating_sub(*since) <= LOST_HOLDS_ROUND_FRAMES
+            });
+        if on_table.is_empty()
+            && !moving
+            && !under_hands
+            && !matches!(self.phase, RoundPhase::Dealing | RoundPhase::WaitingForBets)
+        {
             let since = *self.empty_since.get_or_insert(frame);
             if frame - since >= u64::from(self.opts.empty_table_frames) {
                 self.end_round(frame, out);
@@ -4869,6 +4893,45 @@ mod tests {
             let r = run(place);
             assert!(r.is_some_and(|(after, bare)| !bare && after >= patient), "{place:?}: {r:?}");
         }
+    }
+
+    /// Stud seed 13 round 6: a hand over every card left on the table (the dealer turning its
+    /// cards over after all players folded) hid them all; the round ended, and the cards seen
+    /// again were a new deal dealt face up. With the empty-table comparison telling an arm over
+    /// them (their places changed) the round stays open; with their places seen bare it ends.
+    #[test]
+    fn cards_lost_under_a_hand_hold_the_round_open() {
+        let run = |covered: bool| {
+            let (mut t, g) = tracker();
+            let per = usize::from(Ruleset::new(RulesetId::Fortune3cp2025).cards_per_hand);
+            let (cols, rows) = (g.calibration.image_width / 4, g.calibration.image_height / 4);
+            // changed everywhere (an arm over the table) or nowhere (the empty table)
+            let map =
+                |changed: bool| ChangeMap::new(4, cols, rows, vec![changed; (cols * rows) as usize]).map(Arc::new);
+            let full = 20 * per as u64 + 50;
+            let hidden = u64::from(TrackerOptions::default().occlusion_frames) + 12;
+            let (mut ended, mut started) = (0, 0);
+            for n in 0..full + hidden + 40 {
+                let gone = (full..full + hidden).contains(&n);
+                let cards = if gone { vec![] } else { sliding_hand(&g, 3, per, n) };
+                let changes = if gone { map(covered) } else { None };
+                let obs =
+                    FrameObservations { frame: n, time_ms: n as f64 * 1000.0 / 30.0, cards, spots: vec![], changes };
+                for e in t.push(&obs) {
+                    match e.kind {
+                        TrackEventKind::RoundEnded if n >= full => ended += 1,
+                        TrackEventKind::RoundStarted { .. } if n >= full => started += 1,
+                        _ => {}
+                    }
+                }
+                if n + 1 == full {
+                    assert_eq!(t.phase(), RoundPhase::Decisions);
+                }
+            }
+            (ended, started)
+        };
+        assert_eq!(run(true), (0, 0), "the round ended under the arm");
+        assert_eq!(run(false).0, 1, "cards gone with their places bare end the round");
     }
 
     /// Stud seed 7, a hand passed over: the deal was declared over only after 32 idle frames
