@@ -888,10 +888,10 @@ const VACANT_FRAMES: u32 = 4;
 
 /// A card lost in a hand, at the dealer or on the community spot at most this many frames ago,
 /// its place not seen bare in a frame with the empty-table comparison, holds the round open: a
-/// hand may lie over it. Stud seed 13 round 6 (docs/pipeline.md, "Pips partly hidden, and of
-/// one size"): every player had folded, the dealer turning its five cards over hid them for 6
-/// frames ([`TrackerOptions::empty_table_frames`]), the round ended, and the cards, seen again
-/// face up, were taken for a new deal dealt face up.
+/// hand may lie over it. Stud seed 13 round 6 (docs/pipeline.md, "A round held open while its
+/// cards lie under a hand"): every player had folded, the dealer turning its five cards over
+/// hid them for 6 frames ([`TrackerOptions::empty_table_frames`]), the round ended, and the
+/// cards, seen again face up, were taken for a new deal dealt face up.
 const LOST_HOLDS_ROUND_FRAMES: u64 = 30;
 /// Cards of a round whose backs looked like the empty table where they lay in view for the
 /// deck's backs to be taken for felt-coloured (two: one might be a track on a print of the felt).
