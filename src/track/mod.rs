@@ -744,8 +744,6 @@ pub struct Tracker {
     gathered: BTreeMap<TableZone, u64>,
     /// The exposed dealer card set aside this deal ([`TrackEventKind::SetAside`]; once a deal).
     set_aside_done: bool,
-    /// This frame came with the empty-table comparison, which tells a card's place seen bare.
-    bare_judged: bool,
     /// Tracks of this round whose back looked like the empty table where the card lay in view
     /// ([`Track::looks_like_felt`]): a deck's backs are one print, so from [`FELT_BACK_CARDS`] of
     /// them on no card's place seen bare face down is taken for a card gone.
@@ -978,7 +976,6 @@ impl Tracker {
             gathered: BTreeMap::new(),
             set_aside_done: false,
             felt_backs: BTreeSet::new(),
-            bare_judged: false,
             shoe: geometry.calibration.zones.iter().find(|z| z.kind == ZoneKind::Shoe).map(|z| z.polygon_mm.centroid()),
             debug: std::env::var("TABLECAM_TRACK_DEBUG").map(|v| debug_ranges(&v)).unwrap_or_default(),
         })
@@ -1576,7 +1573,6 @@ impl Tracker {
         }
 
         self.note_bare_places(obs.changes.as_deref(), &points);
-        self.bare_judged = obs.changes.is_some();
 
         // Lost tracks. A card lying in its zone may be under a hand for a while;
         // one in motion or outside every zone is gone sooner.
@@ -1758,7 +1754,7 @@ impl Tracker {
         if activity {
             self.last_activity = frame;
         }
-        self.advance_phase(frame, &mut out);
+        self.advance_phase(frame, obs.changes.is_some(), &mut out);
         if self.debug.iter().any(|&(a, b)| (a..=b).contains(&frame)) {
             self.debug_dump(frame, &points, &out);
         }
@@ -3025,15 +3021,19 @@ impl Tracker {
         matches!(from, TableZone::Seat(s) if !self.revealed.contains(&s))
     }
 
-    fn advance_phase(&mut self, frame: u64, out: &mut Vec<TrackEventKind>) {
+    /// `bare_judged`: this frame came with the empty-table comparison, which tells a card's place
+    /// seen bare.
+    fn advance_phase(&mut self, frame: u64, bare_judged: bool, out: &mut Vec<TrackEventKind>) {
         if !self.in_round {
             return;
         }
         let idle = frame.saturating_sub(self.last_activity);
+        // A card of the round's deal in a hand, at the dealer or on the community spot.
+        let in_play = |t: &Track| !t.abandoned && matches!(t.zone, Some(z) if z != TableZone::Discard);
         let on_table: Vec<(bool, bool)> = self
             .tracks
             .iter()
-            .filter(|t| t.confirmed && !t.abandoned && matches!(t.zone, Some(z) if z != TableZone::Discard))
+            .filter(|t| t.confirmed && in_play(t))
             .map(|t| (t.face_up, t.identity.is_some()))
             .collect();
         let moving =
@@ -3084,10 +3084,7 @@ impl Tracker {
             RoundPhase::Reveal
                 if !on_table.is_empty()
                     && on_table.iter().all(|&(up, read)| up && read)
-                    && !self
-                        .lost
-                        .iter()
-                        .any(|(t, _)| !t.abandoned && matches!(t.zone, Some(z) if z != TableZone::Discard))
+                    && !self.lost.iter().any(|(t, _)| in_play(t))
                     && !self.tracks.iter().any(|t| {
                         t.confirmed
                             && !t.abandoned
@@ -3102,12 +3099,9 @@ impl Tracker {
         }
         // The end of a round: nothing left in hands, at the dealer or on the community spot,
         // and no card lost there lately whose place the camera could have seen bare and did not.
-        let under_hands = self.bare_judged
+        let under_hands = bare_judged
             && self.lost.iter().any(|(t, since)| {
-                !t.abandoned
-                    && matches!(t.zone, Some(z) if z != TableZone::Discard)
-                    && t.bare_frames == 0
-                    && frame.saturating_sub(*since) <= LOST_HOLDS_ROUND_FRAMES
+                in_play(t) && t.bare_frames == 0 && frame.saturating_sub(*since) <= LOST_HOLDS_ROUND_FRAMES
             });
         if on_table.is_empty()
             && !moving
