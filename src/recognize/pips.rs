@@ -8,10 +8,10 @@
 //! a spade's point), and the two cards' pips, each laid on its own centre, show it.
 use opencv::core::Mat;
 
+use super::twins::CutView;
 use super::RecognizeError;
-use crate::calib::{Homography, Point, Polygon};
+use crate::calib::Polygon;
 use crate::classify::{self, CornerCut};
-use crate::locate::geometry::{bounding_box, boxes_meet};
 use crate::locate::{order_quad, Quad};
 
 /// The whole card upright, sampled about twice as fine as a 1080p camera shows a card over the
@@ -67,19 +67,7 @@ impl Pips {
         let (h, w) = CUT.patch;
         let plane = h * w;
         let view = classify::corner_quads(&order_quad(*quad))[0];
-        let mut rgb = vec![0.0; 3 * plane];
-        classify::cut_corner_patch(image, &view, CUT, &mut rgb)?;
-        let m = classify::corner_homography(&view, CUT).map(Homography);
-        // Only the covers that reach the card's box are tested pixel by pixel (a table's other
-        // cards mostly lie apart, and this cut has 16,000 pixels).
-        let card_box = bounding_box(quad);
-        let covers: Vec<&Polygon> = covers.iter().filter(|c| boxes_meet(card_box, bounding_box(&c.0), 0.0)).collect();
-        let shown: Vec<bool> = (0..plane)
-            .map(|i| {
-                m.and_then(|m| m.apply(Point::new((i % w) as f64, (i / w) as f64)))
-                    .is_some_and(|p| !covers.iter().any(|c| c.contains(p)))
-            })
-            .collect();
+        let CutView { rgb, shown, .. } = CutView::cut(image, &view, CUT, covers)?;
         let darkest: Vec<f32> = (0..plane).map(|i| rgb[i].min(rgb[plane + i]).min(rgb[2 * plane + i])).collect();
         let lit: Vec<f32> = (0..plane).filter(|&i| shown[i]).map(|i| darkest[i]).collect();
         if lit.len() < plane / 8 {

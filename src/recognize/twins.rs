@@ -457,6 +457,39 @@ impl PrintBook {
     }
 }
 
+/// One view of a card cut from a frame (a corner patch, [`classify::cut_corner_patch`]), with
+/// what the twin checks need of it: the patch's RGB planes, each patch pixel's place in the
+/// image, and whether it is shown there (no outline of `covers` over it).
+pub(super) struct CutView {
+    /// The patch's red, green and blue planes, one after the other, row by row.
+    pub rgb: Vec<f32>,
+    /// Each patch pixel's place in the image; `None` where the view's map is degenerate.
+    pub at: Vec<Option<Point>>,
+    /// Whether each patch pixel is in the image and under none of `covers`.
+    pub shown: Vec<bool>,
+}
+
+impl CutView {
+    /// `view` of `image` cut as `cut` says, `covers` masking it.
+    pub fn cut(image: &Mat, view: &[Point; 4], cut: CornerCut, covers: &[Polygon]) -> Result<CutView, RecognizeError> {
+        let (h, w) = cut.patch;
+        let plane = h * w;
+        let mut rgb = vec![0.0; 3 * plane];
+        classify::cut_corner_patch(image, view, cut, &mut rgb)?;
+        let m = classify::corner_homography(view, cut).map(Homography);
+        // Each patch pixel's place in the image, found once for every mask.
+        let at: Vec<Option<Point>> =
+            (0..plane).map(|i| m.and_then(|m| m.apply(Point::new((i % w) as f64, (i / w) as f64)))).collect();
+        // Only the covers that reach the view's pixels are tested pixel by pixel (a table's other
+        // cards mostly lie apart, and a cut has thousands of pixels).
+        let placed: Vec<Point> = at.iter().flatten().copied().collect();
+        let reach = bounding_box(&placed);
+        let covers: Vec<&Polygon> = covers.iter().filter(|c| boxes_meet(reach, bounding_box(&c.0), 0.0)).collect();
+        let shown = at.iter().map(|p| p.is_some_and(|p| !covers.iter().any(|c| c.contains(p)))).collect();
+        Ok(CutView { rgb, at, shown })
+    }
+}
+
 /// A quad's longer side, pixels.
 fn long_side(quad: &Quad) -> f64 {
     (0..4).map(|k| quad[k].dist(quad[(k + 1) % 4])).fold(0.0, f64::max)
@@ -476,15 +509,8 @@ impl Comparison {
         let plane = h * w;
         let mut out = Vec::new();
         for view in classify::corner_quads(&order_quad(*quad)) {
-            let mut rgb = vec![0.0; 3 * plane];
-            classify::cut_corner_patch(image, &view, self.cut, &mut rgb)?;
+            let CutView { rgb, at, shown } = CutView::cut(image, &view, self.cut, covers)?;
             let grey: Vec<f32> = (0..plane).map(|i| (rgb[i] + rgb[plane + i] + rgb[2 * plane + i]) / 3.0).collect();
-            let m = classify::corner_homography(&view, self.cut).map(Homography);
-            // Each patch pixel's place in the image, found once for both masks.
-            let at: Vec<Option<Point>> =
-                (0..plane).map(|i| m.and_then(|m| m.apply(Point::new((i % w) as f64, (i / w) as f64)))).collect();
-            let shown: Vec<bool> =
-                at.iter().map(|p| p.is_some_and(|p| !covers.iter().any(|c| c.contains(p)))).collect();
             // Colour is compared only where no other card lies, whichever is on top, and away
             // from the rounded corners, where the felt shows: a coat's colour counts, not a
             // neighbour's or the cloth's.
