@@ -1603,6 +1603,7 @@ impl Tracker {
                 *still_lost.entry((z, t.last_seen)).or_default() += if t.speed() <= settle { 1 } else { -1 };
             }
         }
+        let lost_alone = self.lost_alone(&gone);
         for &ti in gone.iter().rev() {
             let t = self.tracks.remove(ti);
             if t.confirmed && self.uncounted_in_dealer_zone(&t) {
@@ -1619,9 +1620,11 @@ impl Tracker {
                 }
                 continue;
             }
-            let in_place = t.zone.is_some_and(|z| still_lost.get(&(z, t.last_seen)).is_some_and(|&n| n > 0))
-                && t.moving_frames <= 1
-                && t.near_home(self.geometry.calibration.card_size_mm[0]);
+            let near_home = t.near_home(self.geometry.calibration.card_size_mm[0]);
+            let in_place = near_home
+                && (lost_alone.contains(&t.id)
+                    || t.zone.is_some_and(|z| still_lost.get(&(z, t.last_seen)).is_some_and(|&n| n > 0))
+                        && t.moving_frames <= 1);
             let moving = t.speed() > settle && !in_place;
             let home = t.zone.or(t.left_from).filter(|z| *z != TableZone::Discard);
             // Collected cards stack up in the discard rack and hide each other
@@ -2637,6 +2640,32 @@ impl Tracker {
                     && o.speed() > self.opts.settle_speed_mm
                     && last_seen + GATHER_LEAD_FRAMES >= o.left_at
             })
+    }
+
+    /// The confirmed cards of `gone` (indices of tracks lost this frame) that vanished alone from
+    /// their hand, dealer or community zone while another card of it is seen this frame.
+    /// Lost after [`TrackerOptions::occlusion_frames`] within half a card of their place
+    /// ([`LOST_IN_PLACE_SHARE`]), such a card was lost in place whatever its last measured speed:
+    /// a hand being gathered moves its cards together, and a card carried off is seen leaving
+    /// its place. That speed is the jitter of a card measured now alone, now as one piece with
+    /// its neighbour (stud seed 13 round 17: the dealer's 6♠, half covered by the 8♣, last
+    /// seen jumping 19 mm between the two, taken for a card sent to the discard rack, which
+    /// began the collection during the reveal and ended the round under the players' hands).
+    fn lost_alone(&self, gone: &[usize]) -> BTreeSet<u32> {
+        let in_play = |t: &Track| t.confirmed && !t.abandoned && matches!(t.zone, Some(z) if z != TableZone::Discard);
+        let mut per_zone: BTreeMap<TableZone, Vec<Option<u32>>> = BTreeMap::new();
+        for t in gone.iter().map(|&ti| &self.tracks[ti]).filter(|t| in_play(t)) {
+            // (Its place seen bare, it was taken: that is judged as before.)
+            let unseen = (!self.left_bare(t)).then_some(t.id);
+            per_zone.entry(t.zone.unwrap_or(TableZone::Discard)).or_default().push(unseen);
+        }
+        per_zone
+            .into_iter()
+            .filter(|(z, ids)| {
+                ids.len() == 1 && self.tracks.iter().any(|o| in_play(o) && o.zone == Some(*z) && o.missed == 0)
+            })
+            .filter_map(|(_, ids)| ids[0])
+            .collect()
     }
 
     /// Cards of `zone` left for the discard rack from frame `at`: cards of the
@@ -3983,6 +4012,59 @@ mod tests {
         let occlusion = u64::from(TrackerOptions::default().occlusion_frames);
         assert_eq!(run(0), per, "a piece beside a full hand waits");
         assert_eq!(run(occlusion + 5), per, "and still waits while the hand's lost card may be seen again");
+    }
+
+    /// Stud seed 13 round 17: at the reveal the dealer's 6♠, half under the 8♣, was measured
+    /// now alone, now as one piece with its neighbour; its track jumped 19 mm twice, toward the
+    /// discard rack, and was then missed under the dealer's hand. Lost after the occlusion
+    /// time with that last speed, it was taken for a card sent to the discard rack: the
+    /// collection began during the reveal, the hands turned over under the dealer's hand went
+    /// "to the discard rack", and the round ended with its cards on the table. A card lost
+    /// alone within half a card of its place, its hand's other cards in view, stays in its
+    /// hand (lost, to be seen again); a hand gathered together still goes to the rack.
+    #[test]
+    fn a_card_lost_alone_after_jittering_toward_the_rack_stays_in_its_hand() {
+        let per = usize::from(Ruleset::new(RulesetId::Fortune3cp2025).cards_per_hand);
+        // `whole`: the whole hand jitters and vanishes (gathered), or its middle card alone
+        let run = |whole: bool| {
+            let (mut t, g) = tracker();
+            let (_, from) = deal_and_reveal(&mut t, &g, per);
+            let at = hand_spot(&g, 3, 1);
+            let rack = zone_centre(&g, ZoneKind::Discard);
+            let (dx, dy) = (rack.x - at.x, rack.y - at.y);
+            let n_rack = dx.hypot(dy);
+            // two steps of 9 mm toward the rack (18 mm, within half a card), then unseen
+            let step = |k: f64| Point::new(9.0 * k * dx / n_rack, 9.0 * k * dy / n_rack);
+            let jitter = from + 10;
+            let gone = jitter + 2;
+            let end = gone + u64::from(TrackerOptions::default().occlusion_frames) + 10;
+            let events = feed(&mut t, from..end, |n| {
+                let hand = revealed_hand(&g, per, n);
+                hand.into_iter()
+                    .enumerate()
+                    .filter(|&(i, _)| n < gone || !(whole || i == 1))
+                    .map(|(i, o)| {
+                        if (jitter..gone).contains(&n) && (whole || i == 1) {
+                            let d = step((n + 1 - jitter) as f64);
+                            let q = o.quad.map(|p| {
+                                let tp = g.image_to_table(p).expect("on the table");
+                                g.table_to_image(Point::new(tp.x + d.x, tp.y + d.y)).expect("on camera")
+                            });
+                            CardObservation { quad: q, ..o }
+                        } else {
+                            o
+                        }
+                    })
+                    .collect()
+            });
+            let to_rack =
+                events.iter().filter(|e| matches!(e, TrackEventKind::Moved { to: TableZone::Discard, .. })).count();
+            let collection =
+                events.iter().any(|e| matches!(e, TrackEventKind::Phase { to: RoundPhase::Collection, .. }));
+            (to_rack, collection)
+        };
+        assert_eq!(run(false), (0, false), "the lone card was taken for a card sent to the rack");
+        assert_eq!(run(true).0, per, "a hand gathered together goes to the rack");
     }
 
     /// Q Poker seed 13 round 14, through the pipeline: at the reveal the K♣'s track was lost
