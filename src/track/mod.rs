@@ -2650,7 +2650,7 @@ impl Tracker {
     /// its place. That speed is the jitter of a card measured now alone, now as one piece with
     /// its neighbour (stud seed 13 round 17: the dealer's 6♠, half covered by the 8♣, last
     /// seen jumping 19 mm between the two, taken for a card sent to the discard rack, which
-    /// began the collection during the reveal and ended the round under the players' hands).
+    /// began the collection during the reveal; the round then ended with its cards on the table).
     fn lost_alone(&self, gone: &[usize]) -> BTreeSet<u32> {
         let in_play = |t: &Track| t.confirmed && !t.abandoned && matches!(t.zone, Some(z) if z != TableZone::Discard);
         let mut per_zone: BTreeMap<TableZone, Vec<Option<u32>>> = BTreeMap::new();
