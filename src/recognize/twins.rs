@@ -459,13 +459,13 @@ impl PrintBook {
 
 /// One view of a card cut from a frame (a corner patch, [`classify::cut_corner_patch`]), with
 /// what the twin checks need of it: the patch's RGB planes, each patch pixel's place in the
-/// image, and whether it is shown there (no outline of `covers` over it).
+/// image, and whether it is shown there (no outline of `covers` holds that place).
 pub(super) struct CutView {
     /// The patch's red, green and blue planes, one after the other, row by row.
     pub rgb: Vec<f32>,
     /// Each patch pixel's place in the image; `None` where the view's map is degenerate.
     pub at: Vec<Option<Point>>,
-    /// Whether each patch pixel is in the image and under none of `covers`.
+    /// Whether each patch pixel has a place in the image (`at`) that none of `covers` holds.
     pub shown: Vec<bool>,
 }
 
