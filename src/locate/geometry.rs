@@ -192,8 +192,8 @@ pub fn box_quad(b: [f64; 4]) -> Quad {
 }
 
 /// The axis-aligned box `[x1, y1, x2, y2]` around some points.
-pub fn bounding_box(points: &[Point]) -> [f64; 4] {
-    points.iter().fold([f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY], |b, p| {
+pub fn bounding_box<'a>(points: impl IntoIterator<Item = &'a Point>) -> [f64; 4] {
+    points.into_iter().fold([f64::INFINITY, f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY], |b, p| {
         [b[0].min(p.x), b[1].min(p.y), b[2].max(p.x), b[3].max(p.y)]
     })
 }

@@ -482,8 +482,7 @@ impl CutView {
             (0..plane).map(|i| m.and_then(|m| m.apply(Point::new((i % w) as f64, (i / w) as f64)))).collect();
         // Only the covers that reach the view's pixels are tested pixel by pixel (a table's other
         // cards mostly lie apart, and a cut has thousands of pixels).
-        let placed: Vec<Point> = at.iter().flatten().copied().collect();
-        let reach = bounding_box(&placed);
+        let reach = bounding_box(at.iter().flatten());
         let covers: Vec<&Polygon> = covers.iter().filter(|c| boxes_meet(reach, bounding_box(&c.0), 0.0)).collect();
         let shown = at.iter().map(|p| p.is_some_and(|p| !covers.iter().any(|c| c.contains(p)))).collect();
         Ok(CutView { rgb, at, shown })

@@ -657,6 +657,10 @@ struct Track {
 }
 
 impl Track {
+    /// A card of the round's deal in a hand, at the dealer or on the community spot.
+    fn in_play(&self) -> bool {
+        !self.abandoned && matches!(self.zone, Some(z) if z != TableZone::Discard)
+    }
     /// Whether its last place lies within [`LOST_IN_PLACE_SHARE`] of a card's width (`card_w`)
     /// of where it lay still.
     fn near_home(&self, card_w: f64) -> bool {
@@ -2652,17 +2656,17 @@ impl Tracker {
     /// seen jumping 19 mm between the two, taken for a card sent to the discard rack, which
     /// began the collection during the reveal; the round then ended with its cards on the table).
     fn lost_alone(&self, gone: &[usize]) -> BTreeSet<u32> {
-        let in_play = |t: &Track| t.confirmed && !t.abandoned && matches!(t.zone, Some(z) if z != TableZone::Discard);
         let mut per_zone: BTreeMap<TableZone, Vec<Option<u32>>> = BTreeMap::new();
-        for t in gone.iter().map(|&ti| &self.tracks[ti]).filter(|t| in_play(t)) {
+        for t in gone.iter().map(|&ti| &self.tracks[ti]).filter(|t| t.confirmed) {
+            let Some(z) = t.zone.filter(|_| t.in_play()) else { continue };
             // (Its place seen bare, it was taken: that is judged as before.)
-            let unseen = (!self.left_bare(t)).then_some(t.id);
-            per_zone.entry(t.zone.unwrap_or(TableZone::Discard)).or_default().push(unseen);
+            per_zone.entry(z).or_default().push((!self.left_bare(t)).then_some(t.id));
         }
         per_zone
             .into_iter()
             .filter(|(z, ids)| {
-                ids.len() == 1 && self.tracks.iter().any(|o| in_play(o) && o.zone == Some(*z) && o.missed == 0)
+                ids.len() == 1
+                    && self.tracks.iter().any(|o| o.confirmed && o.in_play() && o.zone == Some(*z) && o.missed == 0)
             })
             .filter_map(|(_, ids)| ids[0])
             .collect()
@@ -3057,12 +3061,10 @@ impl Tracker {
             return;
         }
         let idle = frame.saturating_sub(self.last_activity);
-        // A card of the round's deal in a hand, at the dealer or on the community spot.
-        let in_play = |t: &Track| !t.abandoned && matches!(t.zone, Some(z) if z != TableZone::Discard);
         let on_table: Vec<(bool, bool)> = self
             .tracks
             .iter()
-            .filter(|t| t.confirmed && in_play(t))
+            .filter(|t| t.confirmed && t.in_play())
             .map(|t| (t.face_up, t.identity.is_some()))
             .collect();
         let moving =
@@ -3113,7 +3115,7 @@ impl Tracker {
             RoundPhase::Reveal
                 if !on_table.is_empty()
                     && on_table.iter().all(|&(up, read)| up && read)
-                    && !self.lost.iter().any(|(t, _)| in_play(t))
+                    && !self.lost.iter().any(|(t, _)| t.in_play())
                     && !self.tracks.iter().any(|t| {
                         t.confirmed
                             && !t.abandoned
@@ -3130,7 +3132,7 @@ impl Tracker {
         // and no card lost there lately whose place the camera could have seen bare and did not.
         let under_hands = bare_judged
             && self.lost.iter().any(|(t, since)| {
-                in_play(t) && t.bare_frames == 0 && frame.saturating_sub(*since) <= LOST_HOLDS_ROUND_FRAMES
+                t.in_play() && t.bare_frames == 0 && frame.saturating_sub(*since) <= LOST_HOLDS_ROUND_FRAMES
             });
         if on_table.is_empty()
             && !moving
