@@ -1281,8 +1281,20 @@ impl Tracker {
             // dealer's hand with that speed, it was taken for the collection (stud seed 7
             // `duplicate_card`, the reveal ended before two seats were turned). Not once it was
             // found off its place: a card found again a card's width away after frames unseen
-            // takes that place as its home, and would tie with the card lying there.
-            let at_place = t.pos.dist(t.home) <= MOVED_SHARE * self.geometry.calibration.card_size_mm[0];
+            // takes that place as its home, and would tie with the card lying there. While the
+            // hands are turned and settled, a card measured last frame within half a card of its
+            // place still counts as there: a face-up row measured as merged pieces drags a card's
+            // track a third of a card along the row, and its prediction alone then takes its
+            // neighbour's detection (stud seed 13 round 10: the 9♠'s track on the 6♠'s place,
+            // the 6♠ came back as a card more). Not before the reveal: while players peek, a card
+            // a third of a card off is being lifted, and its place would give its track the
+            // neighbour it is lifted over (stud seed 24 round 1: a dealer card's track turned
+            // face up 62 frames before its card was).
+            let card_w = self.geometry.calibration.card_size_mm[0];
+            let off_place = t.pos.dist(t.home);
+            let revealing = matches!(self.phase, RoundPhase::Reveal | RoundPhase::Settlement);
+            let at_place = off_place <= MOVED_SHARE * card_w
+                || revealing && t.missed == 0 && off_place <= LOST_IN_PLACE_SHARE * card_w;
             let at_home = (dealing || (after_deal || self.phase == RoundPhase::Settlement) && at_place)
                 && t.arrived
                 && t.zone.is_some()
@@ -4067,6 +4079,69 @@ mod tests {
         };
         assert_eq!(run(false), (0, false), "the lone card was taken for a card sent to the rack");
         assert_eq!(run(true).0, per, "a hand gathered together goes to the rack");
+    }
+
+    /// Stud seed 13 round 10: while the dealer turned its overlapping row, one frame measured
+    /// its middle three cards as two pieces, at −18 and 16 mm (frame 4849). The 9♠'s track, 19 mm
+    /// off its place, was then matched by its prediction alone and took the 6♠'s piece in the
+    /// next frame; it read 6♠ from there on and the 9♠ came back as a card more. During the
+    /// reveal a card last seen within half a card of its place is matched by that place too.
+    #[test]
+    fn a_revealed_card_pulled_off_its_place_by_a_merged_piece_keeps_its_place() {
+        let c = layout::simulated_calibration(RulesetId::Stud2004, "T1", 1920, 1080, &layout::default_pose(), None);
+        let g = c.validate(Path::new("mem.json")).expect("valid");
+        let mut t = Tracker::new(Ruleset::new(RulesetId::Stud2004), &g, TrackerOptions::default()).expect("ok");
+        let cw = g.calibration.card_size_mm[0];
+        let spot = |c: Point, i: usize| Point::new(c.x + (i as f64 - 2.0) * 0.55 * cw, c.y);
+        let (seat, dealer) = (hand_centre(&g, 3), zone_centre(&g, ZoneKind::DealerHand));
+        let faces = ["JD", "9S", "6S", "2D", "6D"].map(|c| c.parse::<Card>().unwrap());
+        // seat 3's five cards, then the dealer's five, one every 20 frames, face down
+        let dealt_at = |i: usize| (20 * i as u64, if i < 5 { spot(seat, i) } else { spot(dealer, i - 5) });
+        let rest = 20 * 10 + 60;
+        // the dealer's row turned face up, unread, until `pull`: then the two frames measured
+        // (mm from the row's centre), then the row at rest, read
+        let pull = rest + 30;
+        let measured: [&[f64]; 2] = [&[-72.0, -18.0, 16.0, 72.0], &[-72.0, -37.0, -2.0, 39.0, 71.0]];
+        let events = feed(&mut t, 0..pull + 150, |n| {
+            let seated = (0..5).map(dealt_at).filter(|&(from, _)| n >= from).map(|(from, p)| slid_in(&g, p, from, n));
+            let mut cards: Vec<CardObservation> = seated.collect();
+            if n < rest {
+                cards.extend(
+                    (5..10).map(dealt_at).filter(|&(from, _)| n >= from).map(|(from, p)| slid_in(&g, p, from, n)),
+                );
+                return cards;
+            }
+            let row: Vec<Point> = match measured.get(n.saturating_sub(pull) as usize) {
+                Some(xs) if n >= pull => xs.iter().map(|&x| Point::new(dealer.x + x, dealer.y)).collect(),
+                _ => (0..5).map(|i| spot(dealer, i)).collect(),
+            };
+            cards.extend(row.into_iter().map(|p| {
+                // a piece reads the card it lies on, none if it lies between two
+                let on = (0..5).find(|&i| spot(dealer, i).dist(p) < 8.0);
+                let face = match on {
+                    Some(i) if n >= pull => ObservedFace::Card(faces[i]),
+                    _ => ObservedFace::Unknown,
+                };
+                CardObservation { face, face_up: true, ..back_at(&g, p) }
+            }));
+            cards
+        });
+        let mut order = std::collections::HashMap::new();
+        let mut read = std::collections::HashMap::new();
+        for e in &events {
+            match *e {
+                TrackEventKind::Dealt { track, zone: TableZone::Dealer, order: o, .. } => {
+                    order.insert(o, track);
+                }
+                TrackEventKind::Identified { track, card, .. } => {
+                    read.insert(track, card);
+                }
+                _ => {}
+            }
+        }
+        let hand: Vec<Option<Card>> = (1..=5).map(|o| order.get(&o).and_then(|t| read.get(t)).copied()).collect();
+        assert_eq!(hand, faces.map(Some), "the dealer's cards in the order dealt, as read");
+        assert_eq!(read.len(), 5, "no other track read one of them: {read:?}");
     }
 
     /// Q Poker seed 13 round 14, through the pipeline: at the reveal the K♣'s track was lost
