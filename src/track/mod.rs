@@ -3244,10 +3244,14 @@ mod tests {
     }
 
     fn tracker() -> (Tracker, TableGeometry) {
-        let c =
-            layout::simulated_calibration(RulesetId::Fortune3cp2025, "T1", 1920, 1080, &layout::default_pose(), None);
+        tracker_for(RulesetId::Fortune3cp2025)
+    }
+
+    /// A tracker with default options on the simulator's 1080p table for `ruleset`.
+    fn tracker_for(ruleset: RulesetId) -> (Tracker, TableGeometry) {
+        let c = layout::simulated_calibration(ruleset, "T1", 1920, 1080, &layout::default_pose(), None);
         let g = c.validate(Path::new("mem.json")).expect("valid");
-        (Tracker::new(Ruleset::new(RulesetId::Fortune3cp2025), &g, TrackerOptions::default()).expect("ok"), g)
+        (Tracker::new(Ruleset::new(ruleset), &g, TrackerOptions::default()).expect("ok"), g)
     }
 
     fn back_at(g: &TableGeometry, p: Point) -> CardObservation {
@@ -4088,9 +4092,7 @@ mod tests {
     /// reveal a card last seen within half a card of its place is matched by that place too.
     #[test]
     fn a_revealed_card_pulled_off_its_place_by_a_merged_piece_keeps_its_place() {
-        let c = layout::simulated_calibration(RulesetId::Stud2004, "T1", 1920, 1080, &layout::default_pose(), None);
-        let g = c.validate(Path::new("mem.json")).expect("valid");
-        let mut t = Tracker::new(Ruleset::new(RulesetId::Stud2004), &g, TrackerOptions::default()).expect("ok");
+        let (mut t, g) = tracker_for(RulesetId::Stud2004);
         let cw = g.calibration.card_size_mm[0];
         let spot = |c: Point, i: usize| Point::new(c.x + (i as f64 - 2.0) * 0.55 * cw, c.y);
         let (seat, dealer) = (hand_centre(&g, 3), zone_centre(&g, ZoneKind::DealerHand));
@@ -5335,10 +5337,7 @@ mod tests {
     #[test]
     fn a_deal_by_packets_ends_when_the_dealers_packet_served_last_is_short() {
         let run = |packets: bool| {
-            let c =
-                layout::simulated_calibration(RulesetId::Qpoker2004, "T1", 1920, 1080, &layout::default_pose(), None);
-            let g = c.validate(Path::new("mem.json")).expect("valid");
-            let mut t = Tracker::new(Ruleset::new(RulesetId::Qpoker2004), &g, TrackerOptions::default()).expect("ok");
+            let (mut t, g) = tracker_for(RulesetId::Qpoker2004);
             let cw = g.calibration.card_size_mm[0];
             let spot = |c: Point, i: u64| Point::new(c.x + (i as f64 - 1.0) * 0.55 * cw, c.y);
             let (seat, dealer) = (hand_centre(&g, 3), zone_centre(&g, ZoneKind::DealerHand));
@@ -5449,9 +5448,7 @@ mod tests {
     #[test]
     fn a_stud_deal_ends_when_the_dealers_shown_card_came_last_one_short() {
         let run = |shown_last: bool| {
-            let c = layout::simulated_calibration(RulesetId::Stud2004, "T1", 1920, 1080, &layout::default_pose(), None);
-            let g = c.validate(Path::new("mem.json")).expect("valid");
-            let mut t = Tracker::new(Ruleset::new(RulesetId::Stud2004), &g, TrackerOptions::default()).expect("ok");
+            let (mut t, g) = tracker_for(RulesetId::Stud2004);
             let cw = g.calibration.card_size_mm[0];
             let spot = |c: Point, i: u64| Point::new(c.x + (i as f64 - 2.0) * 0.55 * cw, c.y);
             let (seat, dealer) = (hand_centre(&g, 3), zone_centre(&g, ZoneKind::DealerHand));
