@@ -196,6 +196,10 @@ pub struct RoundFlag {
     /// A flag of this round that this one replaces (e.g. one exposed card
     /// became several), by `flag_id`.
     pub supersedes_flag: Option<u32>,
+    /// The face the flag is about, where it names one: `duplicate_card`'s face seen twice.
+    /// Optional (absent in events written before 2026-12-07, and for other irregularities).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub card: Option<Card>,
 }
 
 /// One card of a hand in an outcome.

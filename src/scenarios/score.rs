@@ -397,12 +397,18 @@ pub fn score_session(truth: &[TruthRound], events: &[Event]) -> (Tally, Vec<Flag
         let superseded: BTreeSet<u32> = flags[r].iter().filter_map(|x| x.flag.supersedes_flag).collect();
         let in_force: Vec<&Raised> = flags[r].iter().filter(|x| !superseded.contains(&x.flag.flag_id)).collect();
         let mut matched = vec![false; in_force.len()];
+        let dealt_twice = round.round.as_ref().map(faces_dealt_twice);
         for want in &round.flags {
             tally.flags_expected += 1;
-            let hit = in_force
-                .iter()
-                .enumerate()
-                .find(|(i, x)| !matched[*i] && x.flag.irregularity == want.kind && x.flag.seat == want.seat);
+            // A flag that names a face must name one the truth has: a duplicate flagged at the
+            // right seat on a misread names a card that was not dealt twice.
+            let names_truth = |f: &RoundFlag| match (f.card, &dealt_twice) {
+                (Some(card), Some(twice)) if f.irregularity == IrregularityKind::DuplicateCard => twice.contains(&card),
+                _ => true,
+            };
+            let hit = in_force.iter().enumerate().find(|(i, x)| {
+                !matched[*i] && x.flag.irregularity == want.kind && x.flag.seat == want.seat && names_truth(x.flag)
+            });
             if hit.is_none() {
                 findings.push(Finding::MissedFlag {
                     round: round.index,
@@ -517,6 +523,13 @@ pub fn outcome_matches(o: &RoundOutcome, truth: &TruthSettlement) -> bool {
     want == got
 }
 
+/// The faces dealt more than once in a round (its hands, the dealer's and the community cards).
+fn faces_dealt_twice(round: &Round) -> BTreeSet<Card> {
+    let mut seen = BTreeSet::new();
+    let all = round.hands.iter().flat_map(|h| h.cards.iter()).chain(&round.dealer).chain(&round.community);
+    all.filter(|&&c| !seen.insert(c)).copied().collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -565,6 +578,22 @@ mod tests {
             evidence_frame: 0,
             detail: String::new(),
             supersedes_flag: supersedes,
+            card: None,
+        }
+    }
+
+    /// An expected flag of `kind` at `seat`, visible from frame 20, with `flag`'s consequence and
+    /// citation.
+    fn truth_flag(kind: IrregularityKind, seat: Option<u8>) -> TruthFlag {
+        TruthFlag {
+            kind,
+            seat,
+            consequence: serde_json::json!({"kind": "continues"}),
+            citation: "fortune3cp-2025 Art. 17(4)(1)".into(),
+            visible_from_frame: 20,
+            shown_by_frame: None,
+            visible_from_action: None,
+            seen_by_frame: None,
         }
     }
 
@@ -626,19 +655,45 @@ mod tests {
         assert_eq!(cards_by_rank(&o, None), (3, 3), "without the truth's cards nothing is taken as right");
     }
 
+    /// San Gong seed 13's `duplicate_card`: both 8♣ copies (seats 3 and 4) were read as 10♣, and
+    /// "10C seen twice" was raised at seat 4, the truth's seat. A duplicate flag naming a face
+    /// dealt once is no duplicate found: the expected flag is missed and that flag false.
+    #[test]
+    fn a_duplicate_flag_counts_only_where_it_names_the_face_dealt_twice() {
+        let k = IrregularityKind::DuplicateCard;
+        let cards = |c: &[&str]| c.iter().map(|x| x.parse().unwrap()).collect::<Vec<Card>>();
+        let hand = |seat: u8, c: &[&str]| HandRound {
+            seat: Seat(seat),
+            cards: cards(c),
+            wagers: vec![],
+            decision: Decision::Played,
+        };
+        let mut t = truth(vec![truth_flag(k, Some(4))]);
+        t[0].round = Some(Round {
+            hands: vec![hand(3, &["8C", "KH", "5H"]), hand(4, &["8C", "2C", "4H"]), hand(5, &["7H", "AC", "10C"])],
+            dealer: cards(&["AH", "JS", "JC"]),
+            community: vec![],
+            irregularities: vec![],
+            progressive_pool: None,
+            max_payout: None,
+        });
+        let found = |card: Option<&str>| {
+            let f = RoundFlag { card: card.map(|c| c.parse().unwrap()), ..flag(1, k, Some(4), None) };
+            let events =
+                vec![ev("r1", 30, EventBody::RoundFlag(f)), ev("r1", 90, outcome(VerificationStatus::Verified, 1.0))];
+            let (tally, _, _) = score_session(&t, &events);
+            (tally.flags_found, tally.false_flags)
+        };
+        assert_eq!(found(Some("10C")), (0, 1), "a misread named at the right seat");
+        assert_eq!(found(Some("8C")), (1, 0));
+        // a flag written before flags named their face: matched by kind and seat, as before
+        assert_eq!(found(None), (1, 0));
+    }
+
     #[test]
     fn flags_found_false_and_superseded() {
         let k = IrregularityKind::OnePlayerCardExposed;
-        let t = truth(vec![TruthFlag {
-            kind: k,
-            seat: Some(1),
-            consequence: serde_json::json!({"kind": "continues"}),
-            citation: "fortune3cp-2025 Art. 17(4)(1)".into(),
-            visible_from_frame: 20,
-            shown_by_frame: Some(22),
-            visible_from_action: None,
-            seen_by_frame: None,
-        }]);
+        let t = truth(vec![TruthFlag { shown_by_frame: Some(22), ..truth_flag(k, Some(1)) }]);
         let events = vec![
             ev(
                 "r1",
@@ -766,16 +821,7 @@ mod tests {
     #[test]
     fn a_flag_refined_from_a_provisional_one_counts_from_the_provisional_one() {
         let k = IrregularityKind::WrongDealOrder;
-        let want = |seat| TruthFlag {
-            kind: k,
-            seat,
-            consequence: serde_json::json!({"kind": "continues"}),
-            citation: "fortune3cp-2025 Art. 17(4)(1)".into(),
-            visible_from_frame: 20,
-            shown_by_frame: None,
-            visible_from_action: None,
-            seen_by_frame: None,
-        };
+        let want = |seat| truth_flag(k, seat);
         let started = EventBody::RoundStarted {
             ruleset: RulesetId::Fortune3cp2025,
             seats_with_bets: vec![],

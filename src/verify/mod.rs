@@ -278,11 +278,27 @@ impl Verifier {
             evidence_frame: frame,
             detail,
             supersedes_flag,
+            card: None,
         };
         let id = flag.flag_id;
         r.flags.push(flag.clone());
         out.push(self.event(frame, time_ms, EventBody::RoundFlag(flag)));
         Some(id)
+    }
+
+    /// Names `card` as the face flag `id` of the round is about, in the round's record and in
+    /// its `round.flag` event, just raised into `out`.
+    fn name_face(&mut self, id: u32, card: Card, out: &mut [Event]) {
+        let Some(r) = self.round.as_mut() else { return };
+        let raised = r.flags.iter_mut().find(|f| f.flag_id == id);
+        // the last flag event in `out` is this one (flag ids restart with each round)
+        let published = out.iter_mut().rev().find_map(|e| match &mut e.body {
+            EventBody::RoundFlag(f) => Some(f),
+            _ => None,
+        });
+        for f in raised.into_iter().chain(published.filter(|f| f.flag_id == id)) {
+            f.card = Some(card);
+        }
     }
 
     /// Flags in force (not superseded by a later one).
@@ -1030,7 +1046,9 @@ impl Verifier {
                 let later = if (arrival, track) >= (other_arrival, 0) { home } else { other_home };
                 let seat = Self::seat_of_zone(later);
                 let detail = format!("{card} seen twice in a single-deck game ({other_home} and {home})");
-                self.raise(IrregularityKind::DuplicateCard, seat, frame, t, detail, None, out);
+                if let Some(id) = self.raise(IrregularityKind::DuplicateCard, seat, frame, t, detail, None, out) {
+                    self.name_face(id, card, out);
+                }
             }
         }
     }
@@ -1819,6 +1837,27 @@ mod tests {
             vec![IrregularityKind::DealerCardExposed, IrregularityKind::WrongCardCount],
             "replaced but kept in the hand"
         );
+    }
+
+    /// A face read on two cards of a single-deck game is flagged at the later card's hand, the
+    /// flag naming the face (`RoundFlag::card`): the evaluation checks it against the truth.
+    #[test]
+    fn a_duplicate_flag_names_the_face_seen_twice() {
+        let chips = vec![SpotPresence { seat: 1, bet: BetKind::Ante }];
+        let mut events = stud_deal_to_seat_1(&chips);
+        let read = |track: u32, zone: TableZone| TrackEventKind::Identified {
+            track,
+            zone: Some(zone),
+            card: "8C".parse().unwrap(),
+            previous: None,
+            corrects: false,
+        };
+        // the dealer's first card (track 3, dealt at 4) and seat 1's second (track 4, at 6)
+        events.push((40, read(3, TableZone::Dealer)));
+        events.push((42, read(4, TableZone::Seat(1))));
+        let flags = stud_flags(&events, 60);
+        let found: Vec<_> = flags.iter().map(|(f, r)| (*f, r.irregularity, r.seat, r.card)).collect();
+        assert_eq!(found, vec![(42, IrregularityKind::DuplicateCard, Some(1), Some("8C".parse().unwrap()))]);
     }
 
     /// A card taken from a hand whose place was seen bare (`Removed { seen_bare }`) is flagged at
