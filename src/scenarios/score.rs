@@ -397,15 +397,15 @@ pub fn score_session(truth: &[TruthRound], events: &[Event]) -> (Tally, Vec<Flag
         let superseded: BTreeSet<u32> = flags[r].iter().filter_map(|x| x.flag.supersedes_flag).collect();
         let in_force: Vec<&Raised> = flags[r].iter().filter(|x| !superseded.contains(&x.flag.flag_id)).collect();
         let mut matched = vec![false; in_force.len()];
+        // A flag that names a face must name one the truth has: a duplicate flagged at the right
+        // seat on a misread names a card that was not dealt twice.
         let dealt_twice = round.round.as_ref().map(faces_dealt_twice);
+        let names_truth = |f: &RoundFlag| match (f.card, &dealt_twice) {
+            (Some(card), Some(twice)) if f.irregularity == IrregularityKind::DuplicateCard => twice.contains(&card),
+            _ => true,
+        };
         for want in &round.flags {
             tally.flags_expected += 1;
-            // A flag that names a face must name one the truth has: a duplicate flagged at the
-            // right seat on a misread names a card that was not dealt twice.
-            let names_truth = |f: &RoundFlag| match (f.card, &dealt_twice) {
-                (Some(card), Some(twice)) if f.irregularity == IrregularityKind::DuplicateCard => twice.contains(&card),
-                _ => true,
-            };
             let hit = in_force.iter().enumerate().find(|(i, x)| {
                 !matched[*i] && x.flag.irregularity == want.kind && x.flag.seat == want.seat && names_truth(x.flag)
             });

@@ -1293,8 +1293,7 @@ impl Tracker {
             let card_w = self.geometry.calibration.card_size_mm[0];
             let off_place = t.pos.dist(t.home);
             let revealing = matches!(self.phase, RoundPhase::Reveal | RoundPhase::Settlement);
-            let at_place = off_place <= MOVED_SHARE * card_w
-                || revealing && t.missed == 0 && off_place <= LOST_IN_PLACE_SHARE * card_w;
+            let at_place = off_place <= MOVED_SHARE * card_w || revealing && t.missed == 0 && t.near_home(card_w);
             let at_home = (dealing || (after_deal || self.phase == RoundPhase::Settlement) && at_place)
                 && t.arrived
                 && t.zone.is_some()
