@@ -1257,6 +1257,16 @@ impl Tracker {
         let after_deal = matches!(self.phase, RoundPhase::Decisions | RoundPhase::Reveal);
         let dealing = matches!(self.phase, RoundPhase::Dealing | RoundPhase::WaitingForBets);
         let resting_gate = DUPLICATE_SHARE * self.geometry.calibration.card_size_mm[0];
+        // The places of cards seen last frame lying where they lay still: a detection there is
+        // that card's, not a card's unseen for frames whose own place lies elsewhere in the hand
+        // (below).
+        let moved = MOVED_SHARE * self.geometry.calibration.card_size_mm[0];
+        let places: Vec<(u32, Option<TableZone>, Point)> = self
+            .tracks
+            .iter()
+            .filter(|t| t.confirmed && t.arrived && t.in_play() && t.missed == 0 && t.pos.dist(t.home) <= moved)
+            .map(|t| (t.id, t.zone, t.home))
+            .collect();
         for (ti, t) in self.tracks.iter().enumerate() {
             let pred = t.predicted();
             let mut gate = self.opts.gate_mm + self.opts.gate_per_speed * t.speed();
@@ -1322,7 +1332,18 @@ impl Tracker {
                         }
                         _ => false,
                     };
-                    pairs.push((d / gate + stale + if other_card { 1.0 } else { 0.0 }, ti, oi));
+                    // A card unseen for frames yields, off its own place, a detection at the place of
+                    // a card seen there last frame: that card keeps it even if it yields it to others
+                    // (`other_card`). Stud clean seed 30 round 8 (track_verify's wide run): seat 1's
+                    // Q♣ went unseen for 12 frames as its neighbour was turned; one sure misread of
+                    // the 6♥ beside it gave its track the 6♥'s detection 30 mm off, and the Q♣, seen
+                    // again, came back as a card too many, never read.
+                    let elsewhere = t.missed > 1
+                        && t.in_play()
+                        && t.home.dist(*p) > moved
+                        && places.iter().any(|&(id, z, at)| id != t.id && z == t.zone && at.dist(*p) <= moved);
+                    let penalty = stale + f64::from(u8::from(other_card)) + f64::from(u8::from(elsewhere));
+                    pairs.push((d / gate + penalty, ti, oi));
                 }
             }
         }
@@ -4197,6 +4218,69 @@ mod tests {
             events.iter().filter(|e| matches!(e, TrackEventKind::Moved { to: TableZone::Discard, .. })).collect();
         assert!(to_rack.is_empty(), "cards sent to the rack: {to_rack:?}");
         assert_eq!(hand, stud_dealer_row(), "the dealer's cards in the order dealt, as read");
+    }
+
+    /// Stud clean seed 30 round 8 (track_verify's wide run): as seat 1's hand was turned, its Q♣,
+    /// face up but not yet read, went unseen for 12 frames; in the next frame the 6♥ beside it was
+    /// misread once, surely, as 2♣, so the 6♥'s track yielded its detection to any other track,
+    /// and the Q♣'s took it, 30 mm off its place. The Q♣, seen again, came back as a new track,
+    /// a card too many, and was never read. A card unseen for frames does not take, off its
+    /// place, the detection at the place of a card of its hand seen there last frame.
+    #[test]
+    fn a_card_unseen_for_frames_leaves_its_neighbour_s_misread_detection_to_its_neighbour() {
+        let per = usize::from(Ruleset::new(RulesetId::Fortune3cp2025).cards_per_hand);
+        let (mut t, g) = tracker();
+        let faces = ["AD", "JD", "7C"].map(|c| c.parse::<Card>().unwrap());
+        let full = 20 * per as u64 + 50;
+        // seat 3's cards 31 mm apart, as that stud row lay: the middle card's detection
+        // beyond a still card's gate (30 mm) from the first card's place, but not from where the
+        // first is measured from the misread on, 1 mm nearer
+        let hand = hand_centre(&g, 3);
+        let spot = |i: usize| Point::new(hand.x + (i as f64 - 1.0) * 31.0, hand.y);
+        let sliding = |n: u64| -> Vec<CardObservation> {
+            (0..per).filter(|&i| n >= 20 * i as u64).map(|i| slid_in(&g, spot(i), 20 * i as u64, n)).collect()
+        };
+        // the hand turned up, its middle card unread, then unseen from `gap` for 16 frames; in the
+        // 12th the first card reads 2♣ (as in that stud round); from `back` on the middle card is
+        // seen and read
+        let (gap, misread, back) = (full + 30, full + 41, full + 46);
+        let mut dealt = std::collections::HashMap::new();
+        let mut read = std::collections::HashMap::new();
+        for n in 0..back + 60 {
+            let cards: Vec<CardObservation> = if n < full {
+                sliding(n)
+            } else {
+                sliding(n)
+                    .into_iter()
+                    .enumerate()
+                    .filter(|&(i, _)| i != 1 || !(gap..back).contains(&n))
+                    .map(|(i, o)| {
+                        let face = match (i, n) {
+                            (0, n) if n == misread => ObservedFace::Card("2C".parse().unwrap()),
+                            (1, n) if n < back => ObservedFace::Unknown,
+                            _ => ObservedFace::Card(faces[i]),
+                        };
+                        let nearer = i == 0 && n >= misread;
+                        let o = if nearer { back_at(&g, Point::new(spot(0).x + 1.0, spot(0).y)) } else { o };
+                        CardObservation { face, face_up: true, ..o }
+                    })
+                    .collect()
+            };
+            for e in t.push(&frame_at(n, cards)) {
+                match e.kind {
+                    TrackEventKind::Dealt { track, zone: TableZone::Seat(3), order, .. } => {
+                        dealt.insert(order, track);
+                    }
+                    TrackEventKind::Identified { track, card, .. } => {
+                        read.insert(track, card);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let hand: Vec<Option<Card>> =
+            (1..=per as u32).map(|o| dealt.get(&o).and_then(|t| read.get(t)).copied()).collect();
+        assert_eq!(hand, faces.map(Some), "seat 3's cards in the order dealt, as read; all read: {read:?}");
     }
 
     /// Q Poker seed 13 round 14, through the pipeline: at the reveal the K♣'s track was lost
