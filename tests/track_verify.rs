@@ -476,7 +476,9 @@ fn wide(var: &str, default: u64) -> u64 {
 // `a_dealt_card_unseen_as_it_landed_arrives_before_the_next_hands_card`). Every scenario run
 // passes at that width since. Left, clean: a false card_removed (stud seed 50: a card hidden 9 frames before its hand
 // was folded, where the card_removed scenario's palmed card vanishes 12 frames before: no
-// lead separates them), a face-up card never read (stud seed 30, unverified).
+// lead separates them). Fixed 2026-12-07: a face-up card never read (stud seed 30 round 8: a
+// sure misread of its neighbour gave the card's track, unseen for 12 frames, the neighbour's
+// detection; `a_card_unseen_for_frames_leaves_its_neighbour_s_misread_detection_to_its_neighbour`).
 #[test]
 fn every_scenario_raises_exactly_its_flags_in_time() {
     let mut failures = Vec::new();

@@ -1257,15 +1257,24 @@ impl Tracker {
         let after_deal = matches!(self.phase, RoundPhase::Decisions | RoundPhase::Reveal);
         let dealing = matches!(self.phase, RoundPhase::Dealing | RoundPhase::WaitingForBets);
         let resting_gate = DUPLICATE_SHARE * self.geometry.calibration.card_size_mm[0];
-        // The places of cards seen last frame lying where they lay still: a detection there is
-        // that card's, not a card's unseen for frames whose own place lies elsewhere in the hand
-        // (below).
+        // A detection read surely as another card than the track's yields to any other track: in
+        // a tight hand a track pulled onto a neighbour's detection (the neighbour's own unseen for
+        // a frame) would take that card's identity, and the hand would read one card twice or a
+        // card changed.
+        let reads_other = |t: &Track, o: &CardObservation| match (t.identity, o.face) {
+            (Some(c), ObservedFace::Card(r) | ObservedFace::Contested(r)) => {
+                r != c && t.face_up && o.confidence >= self.opts.min_identity_confidence
+            }
+            _ => false,
+        };
+        // Cards seen last frame lying where they lay still: one misread there yields its detection
+        // to other tracks, but not to a card unseen for frames whose own place lies elsewhere in
+        // the hand (below).
         let moved = MOVED_SHARE * self.geometry.calibration.card_size_mm[0];
-        let places: Vec<(u32, Option<TableZone>, Point)> = self
+        let in_place: Vec<&Track> = self
             .tracks
             .iter()
             .filter(|t| t.confirmed && t.arrived && t.in_play() && t.missed == 0 && t.pos.dist(t.home) <= moved)
-            .map(|t| (t.id, t.zone, t.home))
             .collect();
         for (ti, t) in self.tracks.iter().enumerate() {
             let pred = t.predicted();
@@ -1321,27 +1330,24 @@ impl Tracker {
                     // dealer's hand) yields to any other track: a card of the
                     // redeal landing where it lay is the new card.
                     let stale = if t.abandoned && t.missed > 0 { 1.0 } else { 0.0 };
-                    // A detection read surely as another card than the track's yields to
-                    // any other track too: in a tight hand a track pulled onto a
-                    // neighbour's detection (the neighbour's own unseen for a frame) would
-                    // take that card's identity, and the hand would read one card twice or
-                    // a card changed.
-                    let other_card = match (t.identity, o.face) {
-                        (Some(c), ObservedFace::Card(r) | ObservedFace::Contested(r)) => {
-                            r != c && t.face_up && o.confidence >= self.opts.min_identity_confidence
-                        }
-                        _ => false,
-                    };
-                    // A card unseen for frames yields, off its own place, a detection at the place of
-                    // a card seen there last frame: that card keeps it even if it yields it to others
-                    // (`other_card`). Stud clean seed 30 round 8 (track_verify's wide run): seat 1's
-                    // Q♣ went unseen for 12 frames as its neighbour was turned; one sure misread of
-                    // the 6♥ beside it gave its track the 6♥'s detection 30 mm off, and the Q♣, seen
-                    // again, came back as a card too many, never read.
+                    // A detection read surely as another card than the track's yields to any other
+                    // track too (`reads_other`).
+                    let other_card = reads_other(t, o);
+                    // …but not to a card unseen for frames, off its own place, when it lies at the
+                    // place of a card of the same hand seen there last frame and misread: that card
+                    // keeps it, and the misread is one vote against it. Stud clean seed 30 round 8
+                    // (track_verify's wide run): seat 1's Q♣ went unseen for 12 frames as its
+                    // neighbour was turned; one sure misread of the 6♥ beside it gave its track the
+                    // 6♥'s detection 30 mm off, and the Q♣, seen again, came back as a card too
+                    // many, never read. Only for a misread: applied at any detection on another
+                    // card's place, the rule cost stud seed 13 round 20 (through the pipeline) its
+                    // reveal, seat 6's hand never seen face up (not traced further).
                     let elsewhere = t.missed > 1
                         && t.in_play()
                         && t.home.dist(*p) > moved
-                        && places.iter().any(|&(id, z, at)| id != t.id && z == t.zone && at.dist(*p) <= moved);
+                        && in_place
+                            .iter()
+                            .any(|n| n.id != t.id && n.zone == t.zone && n.home.dist(*p) <= moved && reads_other(n, o));
                     let penalty = stale + f64::from(u8::from(other_card)) + f64::from(u8::from(elsewhere));
                     pairs.push((d / gate + penalty, ti, oi));
                 }
