@@ -615,7 +615,8 @@ struct Track {
     /// `Tracker::split_arrival`): followed, never counted.
     piece_of: Option<u32>,
     /// Where it last lay still in its zone (a track pulled off its card for a frame or two by
-    /// a piece measured wrong keeps its card's place here).
+    /// a piece measured wrong keeps its card's place here; a place more than [`MOVED_SHARE`] off
+    /// becomes its home once it is found still there twice in a row).
     home: Point,
     /// The place it lay still before it was next found still elsewhere in its zone (more than
     /// [`MOVED_SHARE`] of a card away), and the frame it was: a track pulled off its card onto
