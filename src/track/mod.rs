@@ -1313,7 +1313,7 @@ impl Tracker {
             let card_w = self.geometry.calibration.card_size_mm[0];
             let off_place = t.pos.dist(t.home);
             let revealing = matches!(self.phase, RoundPhase::Reveal | RoundPhase::Settlement);
-            let at_place = off_place <= MOVED_SHARE * card_w || revealing && t.missed == 0 && t.near_home(card_w);
+            let at_place = off_place <= moved || revealing && t.missed == 0 && t.near_home(card_w);
             let at_home = (dealing || (after_deal || self.phase == RoundPhase::Settlement) && at_place)
                 && t.arrived
                 && t.zone.is_some()
@@ -4166,11 +4166,22 @@ mod tests {
             }));
             cards
         });
+        let (hand, read) = zone_as_read(&events, TableZone::Dealer, 5);
+        (events, hand, read.len())
+    }
+
+    /// The first `cards` cards dealt to `zone` in `events`, in the order dealt, each as its track
+    /// was last identified; and every track identified, with its card.
+    fn zone_as_read(
+        events: &[TrackEventKind],
+        zone: TableZone,
+        cards: u32,
+    ) -> (Vec<Option<Card>>, std::collections::HashMap<u32, Card>) {
         let mut order = std::collections::HashMap::new();
         let mut read = std::collections::HashMap::new();
-        for e in &events {
+        for e in events {
             match *e {
-                TrackEventKind::Dealt { track, zone: TableZone::Dealer, order: o, .. } => {
+                TrackEventKind::Dealt { track, zone: z, order: o, .. } if z == zone => {
                     order.insert(o, track);
                 }
                 TrackEventKind::Identified { track, card, .. } => {
@@ -4179,8 +4190,8 @@ mod tests {
                 _ => {}
             }
         }
-        let hand = (1..=5).map(|o| order.get(&o).and_then(|t| read.get(t)).copied()).collect();
-        (events, hand, read.len())
+        let hand = (1..=cards).map(|o| order.get(&o).and_then(|t| read.get(t)).copied()).collect();
+        (hand, read)
     }
 
     /// The dealer's hand of [`dealer_row_measured_apart`], in the order dealt.
@@ -4251,42 +4262,27 @@ mod tests {
         // 12th the first card reads 2♣ (as in that stud round); from `back` on the middle card is
         // seen and read
         let (gap, misread, back) = (full + 30, full + 41, full + 46);
-        let mut dealt = std::collections::HashMap::new();
-        let mut read = std::collections::HashMap::new();
-        for n in 0..back + 60 {
-            let cards: Vec<CardObservation> = if n < full {
-                sliding(n)
-            } else {
-                sliding(n)
-                    .into_iter()
-                    .enumerate()
-                    .filter(|&(i, _)| i != 1 || !(gap..back).contains(&n))
-                    .map(|(i, o)| {
-                        let face = match (i, n) {
-                            (0, n) if n == misread => ObservedFace::Card("2C".parse().unwrap()),
-                            (1, n) if n < back => ObservedFace::Unknown,
-                            _ => ObservedFace::Card(faces[i]),
-                        };
-                        let nearer = i == 0 && n >= misread;
-                        let o = if nearer { back_at(&g, Point::new(spot(0).x + 1.0, spot(0).y)) } else { o };
-                        CardObservation { face, face_up: true, ..o }
-                    })
-                    .collect()
-            };
-            for e in t.push(&frame_at(n, cards)) {
-                match e.kind {
-                    TrackEventKind::Dealt { track, zone: TableZone::Seat(3), order, .. } => {
-                        dealt.insert(order, track);
-                    }
-                    TrackEventKind::Identified { track, card, .. } => {
-                        read.insert(track, card);
-                    }
-                    _ => {}
-                }
+        let events = feed(&mut t, 0..back + 60, |n| {
+            if n < full {
+                return sliding(n);
             }
-        }
-        let hand: Vec<Option<Card>> =
-            (1..=per as u32).map(|o| dealt.get(&o).and_then(|t| read.get(t)).copied()).collect();
+            sliding(n)
+                .into_iter()
+                .enumerate()
+                .filter(|&(i, _)| i != 1 || !(gap..back).contains(&n))
+                .map(|(i, o)| {
+                    let face = match (i, n) {
+                        (0, n) if n == misread => ObservedFace::Card("2C".parse().unwrap()),
+                        (1, n) if n < back => ObservedFace::Unknown,
+                        _ => ObservedFace::Card(faces[i]),
+                    };
+                    let nearer = i == 0 && n >= misread;
+                    let o = if nearer { back_at(&g, Point::new(spot(0).x + 1.0, spot(0).y)) } else { o };
+                    CardObservation { face, face_up: true, ..o }
+                })
+                .collect()
+        });
+        let (hand, read) = zone_as_read(&events, TableZone::Seat(3), per as u32);
         assert_eq!(hand, faces.map(Some), "seat 3's cards in the order dealt, as read; all read: {read:?}");
     }
 
