@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use super::cli::{load_image, write_jpeg};
 use super::{
-    cv, resolve_model, CardIdentity, DetectedCard, RecognizeError, Recognizer, RecognizerOptions, Source, StageTimes,
+    cv, resolve_model, CardIdentity, DetectedCard, ReadStepTimes, RecognizeError, Recognizer, RecognizerOptions,
+    Source, StageTimes,
 };
 use crate::calib::{Point, Polygon};
 use crate::locate::geometry::{bounding_box, box_quad, intersect_convex, polygon_area, polygon_iou};
@@ -729,6 +730,8 @@ pub struct Timing {
     pub total_ms: f64,
     /// 95th percentile of the time per frame, ms.
     pub total_ms_p95: f64,
+    /// Mean time per frame of each reading step after the locator, ms.
+    pub steps: ReadStepTimes,
 }
 
 fn timing(times: &[StageTimes]) -> Timing {
@@ -739,6 +742,7 @@ fn timing(times: &[StageTimes]) -> Timing {
     let patches: usize = times.iter().map(|t| t.patches).sum();
     let mut totals: Vec<f64> = times.iter().map(|t| t.total_ms).collect();
     totals.sort_by(f64::total_cmp);
+    let mean = |step: fn(&ReadStepTimes) -> f64| times.iter().map(|t| step(&t.steps)).sum::<f64>() / n;
     Timing {
         frames: times.len(),
         locator_ms: times.iter().map(|t| t.locator_ms).sum::<f64>() / n,
@@ -750,6 +754,15 @@ fn timing(times: &[StageTimes]) -> Timing {
         patches_per_frame: patches as f64 / n,
         total_ms: totals.iter().sum::<f64>() / n,
         total_ms_p95: totals[((totals.len() as f64 * 0.95).ceil() as usize).clamp(1, totals.len()) - 1],
+        steps: ReadStepTimes {
+            corners_ms: mean(|s| s.corners_ms),
+            faces_ms: mean(|s| s.faces_ms),
+            cover_ms: mean(|s| s.cover_ms),
+            wider_ms: mean(|s| s.wider_ms),
+            glyphs_ms: mean(|s| s.glyphs_ms),
+            nudge_ms: mean(|s| s.nudge_ms),
+            twins_ms: mean(|s| s.twins_ms),
+        },
     }
 }
 
@@ -1291,6 +1304,13 @@ fn markdown(r: &Report) -> String {
         let _ = writeln!(s, "| classifier, ms per patch | {:.2} |", t.classifier_ms_per_patch);
         let _ = writeln!(s, "| patches per frame | {:.1} |", t.patches_per_frame);
         let _ = writeln!(s, "| total, ms per frame (mean / p95) | {:.1} / {:.1} |", t.total_ms, t.total_ms_p95);
+        let p = &t.steps;
+        let _ = writeln!(
+            s,
+            "| of which reading steps, ms per frame | corners {:.1}, whole faces {:.1}, covered corners {:.1}, \
+             wider corners {:.1}, glyphs {:.1}, nudged outlines {:.1}, twins {:.1} |",
+            p.corners_ms, p.faces_ms, p.cover_ms, p.wider_ms, p.glyphs_ms, p.nudge_ms, p.twins_ms
+        );
     };
     if let Some(m) = &r.sim {
         let c = &m.counts;
@@ -1825,10 +1845,13 @@ mod tests {
             classifier_ms: cls,
             patches,
             total_ms: total,
+            steps: ReadStepTimes { faces_ms: cls / 2.0, glyphs_ms: cls / 4.0, ..Default::default() },
         };
         let s = timing(&[t(10.0, 4.0, 4, 20.0), t(20.0, 8.0, 4, 40.0)]);
         assert_eq!((s.locator_ms, s.classifier_ms_per_patch, s.patches_per_frame, s.total_ms), (15.0, 1.5, 4.0, 30.0));
         assert_eq!(s.total_ms_p95, 40.0);
+        // each reading step is averaged over the frames
+        assert_eq!((s.steps.faces_ms, s.steps.glyphs_ms, s.steps.nudge_ms), (3.0, 1.5, 0.0));
     }
 
     #[test]

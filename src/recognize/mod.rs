@@ -275,6 +275,29 @@ pub struct StageTimes {
     pub patches: usize,
     /// Everything.
     pub total_ms: f64,
+    /// Where `classifier_ms` (and, on a calibrated table, the twin comparison after it) went:
+    /// each reading step of [`Recognizer::recognize`] in turn.
+    pub steps: ReadStepTimes,
+}
+
+/// Milliseconds of each reading step after the locator (docs/recognition.md, "The steps of
+/// `Recognizer::recognize`"), so that a slow frame tells which step made it slow.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct ReadStepTimes {
+    /// Cutting the index corners of every located card and the corner classifier.
+    pub corners_ms: f64,
+    /// The whole-card classifier over the cards the corners leave in doubt.
+    pub faces_ms: f64,
+    /// Combining the views and setting aside covered corners.
+    pub cover_ms: f64,
+    /// Blank corners read again cut wider.
+    pub wider_ms: f64,
+    /// Index glyphs searched and read in the corners of cards still unnamed.
+    pub glyphs_ms: f64,
+    /// Nudged outlines of face-up cards still unnamed.
+    pub nudge_ms: f64,
+    /// Comparing the prints of cards read as the same face.
+    pub twins_ms: f64,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -689,6 +712,14 @@ impl Recognizer {
         let batch = cut_batch(image, kind, &jobs)?;
         let probs = self.classifier.classify(batch.view())?;
         times.patches = jobs.len();
+        let mut step = t2;
+        // the time since the last step ended, restarting the clock
+        let mut lap = || {
+            let t = ms(step);
+            step = Instant::now();
+            t
+        };
+        times.steps.corners_ms = lap();
         let min_conf = self.classifier.min_confidence();
         // The whole faces of the cards whose corners are read, but for cards the corners already
         // name surely (the whole-card view could only confirm or veto them) and for backs beyond
@@ -705,6 +736,7 @@ impl Recognizer {
             .collect();
         let quads: Vec<Quad> = face_cards.iter().map(|&k| cards[k].quad).collect();
         let face_probs = self.read_faces(image, &quads)?;
+        times.steps.faces_ms = lap();
         let mut face_rows: Vec<Vec<usize>> = vec![Vec::new(); cards.len()];
         if face_probs.is_some() {
             for (j, &k) in face_cards.iter().enumerate() {
@@ -727,6 +759,7 @@ impl Recognizer {
             let patches = Patches { jobs: &jobs, of_card: &card_patches, probs: &probs };
             set_aside_covered(image, kind, &quads, &patches, face_probs.as_ref(), &face_rows, &mut verdicts, min_conf)
         };
+        times.steps.cover_ms = lap();
         // A face-up card both of whose index corners were read, and that is still unnamed: what
         // the wider corners and, last, the nudged outlines read again (both only with a
         // card-corner classifier).
@@ -743,6 +776,7 @@ impl Recognizer {
             })
             .collect();
         times.patches += self.name_from_wider_corners(image, &unnamed, &mut verdicts)?;
+        times.steps.wider_ms = lap();
         let corner_cut = kind.corner_cut().is_some();
         // On a calibrated table the glyph classifier also reads the indexes found in the corners
         // of every readable face the card classifiers left unnamed (table_glyphs).
@@ -758,10 +792,12 @@ impl Recognizer {
                 .collect();
             times.patches += self.complete_with_glyphs(image, &quads, &mut verdicts, &faces, &corners_left)?;
         }
+        times.steps.glyphs_ms = lap();
         // Last, what every reading so far left unnamed, from outlines moved toward the card's
         // neighbours: after the glyphs, so that a neighbour they named is known (nudge::settle).
         let unnamed: Vec<usize> = (0..cards.len()).filter(|&k| unread_face(k, &verdicts[k])).collect();
         times.patches += self.name_from_nudged_outlines(image, &quads, &mut verdicts, &unnamed)?;
+        times.steps.nudge_ms = lap();
         times.classifier_ms = ms(t2);
         let mut out = Vec::with_capacity(cards.len() + loose.len());
         for (k, card) in cards.iter().enumerate() {
@@ -797,7 +833,9 @@ impl Recognizer {
 
         if let Some(g) = calibration {
             out = on_table_plane(out, g);
+            let t3 = Instant::now();
             twins::compare_twins(image, &mut out)?;
+            times.steps.twins_ms = ms(t3);
         }
         times.total_ms = ms(t0);
         Ok((out, times))
