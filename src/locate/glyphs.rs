@@ -25,7 +25,7 @@ use crate::calib::Point;
 /// Adaptive threshold: ink is darker than the mean of its 31-px block by 12 grey levels (at the
 /// searched size: a 640-px photo's index glyphs are 8–60 px).
 const BLOCK: i32 = 31;
-const C_OFFSET: f64 = 12.0;
+const C_OFFSET: u8 = 12;
 /// A glyph's ink covers at least this many pixels…
 const MIN_AREA: i32 = 10;
 /// …its box's longer side is within these bounds…
@@ -173,10 +173,9 @@ fn proposals_at_sizes(image: &Mat, reach: f64, levels: i32) -> Result<Vec<IndexP
         }
         let f = 2f64.powi(level) / s;
         let min_size = if level == 0 { 0.0 } else { HALF_LEVEL_MIN_SIZE };
-        let mut inverted = Mat::default();
-        core::bitwise_not_def(&grey, &mut inverted).map_err(cv("invert"))?;
-        for (g, inverted) in [(&grey, false), (&inverted, true)] {
-            out.extend(pairs(&glyphs(g)?, min_size, reach).into_iter().map(|p| IndexProposal {
+        let [dark, light] = ink(&grey)?;
+        for (ink, inverted) in [(&dark, false), (&light, true)] {
+            out.extend(pairs(&glyphs(ink)?, min_size, reach).into_iter().map(|p| IndexProposal {
                 u: p.u.map(|x| x * f),
                 v: p.v.map(|x| x * f),
                 inverted,
@@ -187,21 +186,47 @@ fn proposals_at_sizes(image: &Mat, reach: f64, levels: i32) -> Result<Vec<IndexP
     Ok(out)
 }
 
-/// The ink blobs of a grey image: darker than their surroundings, of a glyph's size and fill.
-fn glyphs(grey: &Mat) -> Result<Vec<Glyph>, LocateError> {
-    let mut ink = Mat::default();
-    imgproc::adaptive_threshold(
+/// The ink of a grey image in both polarities, `[dark ink on light stock, light ink on dark
+/// stock]` (255 ink, 0 not): pixels at least [`C_OFFSET`] grey levels darker, or lighter, than
+/// the mean of their [`BLOCK`]-px block. Each mask is exactly OpenCV's `adaptiveThreshold`
+/// (mean, `THRESH_BINARY_INV`) of the image and of its inverse, from one box filter instead of
+/// two: the inverse's block mean is 255 less the mean (a sum over 961 pixels never rounds
+/// from a half), and the test only compares a pixel with its mean.
+fn ink(grey: &Mat) -> Result<[Mat; 2], LocateError> {
+    let mut mean = Mat::default();
+    imgproc::box_filter(
         grey,
-        &mut ink,
-        255.0,
-        imgproc::ADAPTIVE_THRESH_MEAN_C,
-        imgproc::THRESH_BINARY_INV,
-        BLOCK,
-        C_OFFSET,
+        &mut mean,
+        core::CV_8U,
+        Size::new(BLOCK, BLOCK),
+        core::Point::new(-1, -1),
+        true,
+        core::BORDER_REPLICATE | core::BORDER_ISOLATED,
     )
     .map_err(cv("threshold"))?;
+    let (rows, cols) = (grey.rows(), grey.cols());
+    let mut dark =
+        Mat::new_rows_cols_with_default(rows, cols, core::CV_8U, core::Scalar::all(0.0)).map_err(cv("threshold"))?;
+    let mut light = dark.try_clone().map_err(cv("threshold"))?;
+    let offset = i16::from(C_OFFSET);
+    for y in 0..rows {
+        let (g, m) = (grey.at_row::<u8>(y).map_err(cv("threshold"))?, mean.at_row::<u8>(y).map_err(cv("threshold"))?);
+        let d = dark.at_row_mut::<u8>(y).map_err(cv("threshold"))?;
+        for (x, (&g, &m)) in g.iter().zip(m).enumerate() {
+            d[x] = if i16::from(g) - i16::from(m) <= -offset { 255 } else { 0 };
+        }
+        let l = light.at_row_mut::<u8>(y).map_err(cv("threshold"))?;
+        for (x, (&g, &m)) in g.iter().zip(m).enumerate() {
+            l[x] = if i16::from(g) - i16::from(m) >= offset { 255 } else { 0 };
+        }
+    }
+    Ok([dark, light])
+}
+
+/// The ink blobs of an ink mask ([`ink`]) of a glyph's size and fill.
+fn glyphs(ink: &Mat) -> Result<Vec<Glyph>, LocateError> {
     let (mut labels, mut stats, mut centroids) = (Mat::default(), Mat::default(), Mat::default());
-    let n = imgproc::connected_components_with_stats(&ink, &mut labels, &mut stats, &mut centroids, 8, core::CV_32S)
+    let n = imgproc::connected_components_with_stats(ink, &mut labels, &mut stats, &mut centroids, 8, core::CV_32S)
         .map_err(cv("components"))?;
     let stat = |i: i32, k: i32| stats.at_2d::<i32>(i, k).copied().map_err(cv("components"));
     let mut slot = vec![usize::MAX; n.max(0) as usize];
@@ -220,12 +245,24 @@ fn glyphs(grey: &Mat) -> Result<Vec<Glyph>, LocateError> {
             size: f64::from(w * h).sqrt(),
             hull: Vec::new(),
         });
-        pixels.push(Vec::with_capacity(a as usize));
+        pixels.push(Vec::with_capacity(2 * h as usize));
     }
-    let cols = labels.cols() as usize;
-    for (k, &l) in labels.data_typed::<i32>().map_err(cv("components"))?.iter().enumerate() {
-        if let Some(g) = slot.get(l as usize).filter(|&&g| g != usize::MAX) {
-            pixels[*g].push(Point::new((k % cols) as f64 + 0.5, (k / cols) as f64 + 0.5));
+    // The two ends of each run of a glyph's pixels along a row: their hull is the hull of all
+    // its pixels (every pixel lies between the ends of its run), from a few dozen points instead
+    // of thousands.
+    let cols = labels.cols().max(1) as usize;
+    for (y, row) in labels.data_typed::<i32>().map_err(cv("components"))?.chunks_exact(cols).enumerate() {
+        let mut x = 0;
+        while x < row.len() {
+            let end = x + row[x..].iter().take_while(|&&l| l == row[x]).count();
+            if let Some(&g) = slot.get(row[x] as usize).filter(|&&g| g != usize::MAX) {
+                let at = |x: usize| Point::new(x as f64 + 0.5, y as f64 + 0.5);
+                pixels[g].push(at(x));
+                if end - 1 > x {
+                    pixels[g].push(at(end - 1));
+                }
+            }
+            x = end;
         }
     }
     for (g, p) in out.iter_mut().zip(&pixels) {
@@ -308,6 +345,73 @@ mod tests {
         // the suit: a disc below
         imgproc::circle(&mut img, p(0.0, 0.55 * h), (0.3 * h) as i32, ink, -1, imgproc::LINE_8, 0).unwrap();
         img
+    }
+
+    /// A grey image with a bit of everything the ink masks meet: gradients, noise, dark and light
+    /// glyphs, flat areas at both ends of the grey scale.
+    fn busy_grey() -> Mat {
+        let bgr = index_image(Point::new(200.0, 200.0), 40.0, 0.7);
+        let mut grey = Mat::default();
+        imgproc::cvt_color_def(&bgr, &mut grey, imgproc::COLOR_BGR2GRAY).unwrap();
+        let mut state = 7u32;
+        for y in 0..grey.rows() {
+            let row = grey.at_row_mut::<u8>(y).unwrap();
+            for (x, v) in row.iter_mut().enumerate() {
+                state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                let noise = i32::from((state >> 24) as u8 % 9) - 4;
+                let shade = if x > 400 {
+                    255
+                } else if y > 380 {
+                    0
+                } else {
+                    i32::from(*v) - (x as i32) / 8
+                };
+                *v = (shade + noise).clamp(0, 255) as u8;
+            }
+        }
+        imgproc::circle(&mut grey, CvPoint::new(500, 120), 20, Scalar::all(250.0), -1, imgproc::LINE_8, 0).unwrap();
+        imgproc::circle(&mut grey, CvPoint::new(480, 300), 15, Scalar::all(40.0), -1, imgproc::LINE_8, 0).unwrap();
+        grey
+    }
+
+    #[test]
+    fn both_ink_masks_are_opencv_s_adaptive_threshold_of_the_image_and_of_its_inverse() {
+        let grey = busy_grey();
+        let threshold = |g: &Mat| {
+            let mut out = Mat::default();
+            let (method, kind) = (imgproc::ADAPTIVE_THRESH_MEAN_C, imgproc::THRESH_BINARY_INV);
+            imgproc::adaptive_threshold(g, &mut out, 255.0, method, kind, BLOCK, f64::from(C_OFFSET)).unwrap();
+            out.data_bytes().unwrap().to_vec()
+        };
+        let mut inverse = Mat::default();
+        core::bitwise_not_def(&grey, &mut inverse).unwrap();
+        let [dark, light] = ink(&grey).unwrap();
+        let (want_dark, want_light) = (threshold(&grey), threshold(&inverse));
+        assert!(want_dark.contains(&255) && want_light.contains(&255) && want_dark.contains(&0));
+        assert_eq!(dark.data_bytes().unwrap(), &want_dark[..]);
+        assert_eq!(light.data_bytes().unwrap(), &want_light[..]);
+    }
+
+    #[test]
+    fn a_glyph_s_hull_is_the_hull_of_all_its_pixels() {
+        let [dark, _] = ink(&busy_grey()).unwrap();
+        let found = glyphs(&dark).unwrap();
+        assert!(found.len() >= 2, "{} glyphs", found.len());
+        let mut labels = Mat::default();
+        imgproc::connected_components(&dark, &mut labels, 8, core::CV_32S).unwrap();
+        let cols = labels.cols() as usize;
+        let ids = labels.data_typed::<i32>().unwrap();
+        for g in &found {
+            // the component under the glyph's hull's first vertex, all of whose pixels are taken
+            let v = g.hull[0];
+            let id = ids[(v.y - 0.5) as usize * cols + (v.x - 0.5) as usize];
+            let all: Vec<Point> = (0..ids.len())
+                .filter(|&k| ids[k] == id)
+                .map(|k| Point::new((k % cols) as f64 + 0.5, (k / cols) as f64 + 0.5))
+                .collect();
+            assert!(all.len() > g.hull.len());
+            assert_eq!(g.hull, convex_hull(&all));
+        }
     }
 
     #[test]
