@@ -7,7 +7,9 @@ use opencv::imgproc;
 use opencv::prelude::*;
 use serde::Serialize;
 
-use super::{cv, resolve_model, CardIdentity, DetectedCard, RecognizeError, Recognizer, RecognizerOptions, Source};
+use super::{
+    cv, resolve_model, CardIdentity, DetectedCard, ReadStepTimes, RecognizeError, Recognizer, RecognizerOptions, Source,
+};
 use crate::calib::{Calibration, TableGeometry};
 use crate::onnx::SessionOptions;
 
@@ -260,22 +262,17 @@ fn detect_one(
     let image = load_image(path)?;
     let result = recognizer.recognize_timed(&image, geometry);
     if let (true, Ok((_, t))) = (timing, &result) {
+        // the reading steps are those of located cards: a photo's cards are read otherwise
+        let p = &t.steps;
+        let steps = if *p == ReadStepTimes::default() { String::new() } else { format!(" [{p}]") };
         eprintln!(
-            "{}: prepare {:.1} ms, locator {:.1} ms, classifier {:.1} ms ({} patches), total {:.1} ms \
-             [corners {:.1}, faces {:.1}, cover {:.1}, wider {:.1}, glyphs {:.1}, nudge {:.1}, twins {:.1} ms]",
+            "{}: prepare {:.1} ms, locator {:.1} ms, classifier {:.1} ms ({} patches), total {:.1} ms{steps}",
             path.display(),
             t.prepare_ms,
             t.locator_ms,
             t.classifier_ms,
             t.patches,
             t.total_ms,
-            t.steps.corners_ms,
-            t.steps.faces_ms,
-            t.steps.cover_ms,
-            t.steps.wider_ms,
-            t.steps.glyphs_ms,
-            t.steps.nudge_ms,
-            t.steps.twins_ms,
         );
     }
     let (cards, _) = result.map_err(|e| match e {

@@ -1304,13 +1304,9 @@ fn markdown(r: &Report) -> String {
         let _ = writeln!(s, "| classifier, ms per patch | {:.2} |", t.classifier_ms_per_patch);
         let _ = writeln!(s, "| patches per frame | {:.1} |", t.patches_per_frame);
         let _ = writeln!(s, "| total, ms per frame (mean / p95) | {:.1} / {:.1} |", t.total_ms, t.total_ms_p95);
-        let p = &t.steps;
-        let _ = writeln!(
-            s,
-            "| of which reading steps, ms per frame | corners {:.1}, whole faces {:.1}, covered corners {:.1}, \
-             wider corners {:.1}, glyphs {:.1}, nudged outlines {:.1}, twins {:.1} |",
-            p.corners_ms, p.faces_ms, p.cover_ms, p.wider_ms, p.glyphs_ms, p.nudge_ms, p.twins_ms
-        );
+        if t.steps != ReadStepTimes::default() {
+            let _ = writeln!(s, "| of which reading steps, ms per frame | {} |", t.steps);
+        }
     };
     if let Some(m) = &r.sim {
         let c = &m.counts;

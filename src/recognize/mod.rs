@@ -300,6 +300,16 @@ pub struct ReadStepTimes {
     pub twins_ms: f64,
 }
 
+impl std::fmt::Display for ReadStepTimes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "corners {:.1}, faces {:.1}, covered {:.1}, wider {:.1}, glyphs {:.1}, nudged {:.1}, twins {:.1} ms",
+            self.corners_ms, self.faces_ms, self.cover_ms, self.wider_ms, self.glyphs_ms, self.nudge_ms, self.twins_ms
+        )
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Input scaling
 // ---------------------------------------------------------------------------------------------
@@ -967,7 +977,7 @@ impl Recognizer {
         let probs = self.classifier.classify(cut_batch(image, kind, &jobs)?.view())?;
         let min_conf = self.classifier.min_confidence();
         let named: Vec<Option<Card>> = verdicts.iter().map(|v| v.identity.card()).collect();
-        let over = |a: usize, b: usize| twins::seen_over(image, quads, a, b);
+        let over = twins::seen_over_once(image, quads);
         for (k, neighbours, first) in &plans {
             let readings: Vec<classify::Verdict> = (0..nudge::NUDGE_STEPS.len())
                 .map(|m| {
@@ -1035,10 +1045,10 @@ impl Recognizer {
         let debug = std::env::var_os("TABLECAM_GLYPH_DEBUG").is_some();
         // the cards the card classifiers named, whose indexes show in the corners they cover
         let covering: Vec<Option<Card>> = verdicts.iter().map(|v| v.identity.card()).collect();
+        let over = twins::seen_over_once(image, quads);
         for (j, &k) in unnamed.iter().enumerate() {
             let mut reads = prob_rows(&probs, rows[j].iter().copied());
             let at: Vec<Point> = rows[j].iter().map(|&i| found[i].0.centre()).collect();
-            let over = |a: usize, b: usize| twins::seen_over(image, quads, a, b);
             if let Some(kept) = cover::unexplained(k, &reads, &at, &covering, quads, &over) {
                 reads = kept;
             }
@@ -1784,7 +1794,7 @@ fn set_aside_covered<'a>(
         patches.of_card.iter().map(|p| p.iter().map(|&i| patches.jobs[i].centre(region)).collect()).collect();
     let faces: Vec<Vec<&[f32]>> =
         face_rows.iter().map(|r| face_probs.map_or_else(Vec::new, |fp| prob_rows(fp, r.iter().copied()))).collect();
-    let over = |a: usize, b: usize| twins::seen_over(image, quads, a, b);
+    let over = twins::seen_over_once(image, quads);
     cover::set_aside_covered(verdicts, quads, &index, &at, &faces, min_conf, &over)
 }
 

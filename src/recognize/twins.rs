@@ -753,6 +753,20 @@ pub fn seen_over(image: &Mat, quads: &[Quad], a: usize, b: usize) -> bool {
     Grey::of(image).and_then(|g| lies_over(&g, quads, a, b)) == Some(true)
 }
 
+/// [`seen_over`] for the cards `quads` of one image, each pair measured once: a reading step
+/// asks it of the same pairs again and again (each nudged outline, each corner).
+pub fn seen_over_once<'a>(image: &'a Mat, quads: &'a [Quad]) -> impl Fn(usize, usize) -> bool + 'a {
+    let known = std::cell::RefCell::new(std::collections::HashMap::new());
+    move |a, b| {
+        if let Some(&seen) = known.borrow().get(&(a, b)) {
+            return seen;
+        }
+        let seen = seen_over(image, quads, a, b);
+        known.borrow_mut().insert((a, b), seen);
+        seen
+    }
+}
+
 /// Where (pixels across a card's edge) the contrast across it is measured.
 const EDGE_OFFSETS: [f64; 5] = [-2.0, -1.0, 0.0, 1.0, 2.0];
 /// Points of an edge, at most one per pixel, needed to judge it.
@@ -1277,6 +1291,18 @@ mod tests {
         assert_eq!(lies_over(&grey, &quads, 1, 2), Some(false));
         // cards that do not overlap say nothing
         assert_eq!(lies_over(&grey, &quads, 1, 3), None);
+    }
+
+    #[test]
+    fn a_pair_measured_once_answers_as_measured_each_time() {
+        let (img, quads) = fan_and_lone_card(Pip::Plain, 18);
+        let over = seen_over_once(&img, &quads);
+        for _ in 0..2 {
+            for (a, b) in [(1, 0), (0, 1), (1, 2), (2, 1), (1, 3)] {
+                assert_eq!(over(a, b), seen_over(&img, &quads, a, b), "({a}, {b})");
+            }
+        }
+        assert!(over(1, 0) && !over(0, 1));
     }
 
     #[test]
