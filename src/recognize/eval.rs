@@ -96,6 +96,11 @@ pub struct EvalArgs {
     /// ONNX Runtime intra-op threads per model.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
+    /// Recognize this many images (or session frames) at a time, each worker with its own copy
+    /// of the models: the same report about this many times sooner on as many cores, but each
+    /// image's timing then shares the machine (time with 1).
+    #[arg(long, default_value_t = 1)]
+    pub workers: usize,
     /// Find cards with the locator network instead of measuring them on the rectified table
     /// plane (with a calibration) or outlining them in the photo (without; see
     /// docs/recognition.md).
@@ -1016,8 +1021,106 @@ fn progress(what: &str, done: usize, total: usize) {
     }
 }
 
-fn eval_sim(
+/// Runs `work` over `items` with one thread per recognizer (inline for one) and hands the results
+/// to `take` in the items' order, so that a report is the same whatever the number of workers.
+/// The items are produced on the calling thread (a video decodes in order); the first error
+/// stops the run and is returned once the workers have finished.
+fn in_order<I: Send, R: Send>(
+    recognizers: &mut [Recognizer],
+    items: impl Iterator<Item = Result<I, RecognizeError>>,
+    work: impl Fn(&mut Recognizer, I) -> Result<R, RecognizeError> + Sync,
+    mut take: impl FnMut(R),
+) -> Result<(), RecognizeError> {
+    if let [recognizer] = recognizers {
+        for item in items {
+            take(work(recognizer, item?)?);
+        }
+        return Ok(());
+    }
+    let (job_tx, job_rx) = crossbeam_channel::bounded::<(usize, I)>(2 * recognizers.len());
+    let (done_tx, done_rx) = crossbeam_channel::unbounded::<(usize, Result<R, RecognizeError>)>();
+    std::thread::scope(|scope| {
+        for recognizer in recognizers.iter_mut() {
+            let (jobs, done, work) = (job_rx.clone(), done_tx.clone(), &work);
+            scope.spawn(move || {
+                for (i, item) in jobs {
+                    if done.send((i, work(recognizer, item))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop((job_rx, done_tx));
+        // Results that came before their turn wait for it; the first failure in the items' order
+        // (where it happened, what) ends the run as it would end the loop of one worker.
+        let (mut early, mut next) = (BTreeMap::new(), 0);
+        let mut stop: Option<(usize, RecognizeError)> = None;
+        let fail = |stop: &mut Option<(usize, RecognizeError)>, at: usize, e: RecognizeError| {
+            if stop.as_ref().map_or(true, |(s, _)| at < *s) {
+                *stop = Some((at, e));
+            }
+        };
+        let mut deliver = |(i, r): (usize, Result<R, RecognizeError>), stop: &mut Option<(usize, RecognizeError)>| {
+            early.insert(i, r);
+            while stop.as_ref().map_or(true, |(s, _)| next < *s) {
+                let Some(r) = early.remove(&next) else { break };
+                match r {
+                    Ok(r) => take(r),
+                    Err(e) => fail(stop, next, e),
+                }
+                next += 1;
+            }
+        };
+        for (i, item) in items.enumerate() {
+            while let Ok(d) = done_rx.try_recv() {
+                deliver(d, &mut stop);
+            }
+            if stop.is_some() {
+                break;
+            }
+            match item {
+                Ok(item) => {
+                    if job_tx.send((i, item)).is_err() {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    fail(&mut stop, i, e);
+                    break;
+                }
+            }
+        }
+        drop(job_tx);
+        for d in done_rx {
+            deliver(d, &mut stop);
+        }
+        stop.map_or(Ok(()), |(_, e)| Err(e))
+    })
+}
+
+/// What one simulator image or session frame gave: its score, what its cards read from their
+/// true outlines, and the time of each stage.
+struct FrameResult {
+    score: FrameScore,
+    identified: (IdentifyCounts, CodePairs, CodePairs),
+    times: StageTimes,
+}
+
+/// Recognizes `frame` and reads its `truth` cards from their true outlines ([`identify_truth`]).
+fn score_frame(
     recognizer: &mut Recognizer,
+    frame: &Mat,
+    geometry: Option<&crate::calib::TableGeometry>,
+    truth: &[SimCard],
+) -> Result<FrameResult, RecognizeError> {
+    let (dets, times) = recognizer.recognize_timed(frame, geometry)?;
+    let score = score_sim(truth, &dets);
+    let identified = identify_truth(recognizer, frame, truth)?;
+    Ok(FrameResult { score, identified, times })
+}
+
+fn eval_sim(
+    recognizers: &mut [Recognizer],
     dir: &Path,
     split: &str,
     limit: Option<usize>,
@@ -1036,26 +1139,34 @@ fn eval_sim(
     let (mut identified, mut id_confusions) = (IdentifyCounts::default(), Vec::new());
     let mut times = Vec::new();
     let mut failed = Vec::new();
-    for (i, img) in images.iter().enumerate() {
-        progress("sim", i + 1, images.len());
+    let total = images.len();
+    // an image that cannot be read is reported, and the others go on
+    let work = |recognizer: &mut Recognizer, img: &SimImage| {
         let path = dir.join(&img.image);
-        let frame = match load_image(&path) {
-            Ok(f) => f,
+        let result = match load_image(&path) {
+            Ok(frame) => Ok(score_frame(recognizer, &frame, None, &img.cards)?),
+            Err(e) => Err(e.to_string()),
+        };
+        Ok((path, result))
+    };
+    let mut done = 0;
+    in_order(recognizers, images.iter().map(Ok), work, |(path, result): (PathBuf, Result<FrameResult, String>)| {
+        done += 1;
+        progress("sim", done, total);
+        let FrameResult { score, identified: (c, conf, _), times: t } = match result {
+            Ok(r) => r,
             Err(e) => {
-                failed.push(e.to_string());
-                continue;
+                failed.push(e);
+                return;
             }
         };
-        let (dets, t) = recognizer.recognize_timed(&frame, None)?;
         times.push(t);
-        let score = score_sim(&img.cards, &dets);
         counts.add(&score.counts);
         confusions.extend(score.confusions);
         errors.add(&path, score.errors, score.localization_errors);
-        let (c, conf, _) = identify_truth(recognizer, &frame, &img.cards)?;
         identified.add(&c);
         id_confusions.extend(conf);
-    }
+    })?;
     let images = images.len() - failed.len();
     let identified = identify_report(identified, &id_confusions);
     Ok(SimReport {
@@ -1123,7 +1234,7 @@ fn parse_frame_range(s: &str) -> Result<(u64, u64), String> {
 /// Scores every `every`-th frame of a simulator session (within `frames`, if given),
 /// calibrated (the pipeline's view).
 fn eval_session(
-    recognizer: &mut Recognizer,
+    recognizers: &mut [Recognizer],
     dir: &Path,
     every: usize,
     frames: Option<(u64, u64)>,
@@ -1137,7 +1248,9 @@ fn eval_session(
     if with_reference {
         let empty = crate::presence::eval::simulated_empty_reference(dir, &geometry)
             .map_err(|e| bad(dir.to_path_buf(), format!("its empty table: {e}")))?;
-        recognizer.set_table_reference(&geometry, &empty)?;
+        for recognizer in recognizers.iter_mut() {
+            recognizer.set_table_reference(&geometry, &empty)?;
+        }
     }
     let fp = dir.join("frames.jsonl");
     let text = std::fs::read_to_string(&fp).map_err(|e| bad(fp.clone(), format!("{e}; {fix}")))?;
@@ -1159,32 +1272,47 @@ fn eval_session(
     let wanted = |n: u64| n as usize % every == 0 && frames.map_or(true, |(a, b)| (a..=b).contains(&n));
     let picked: Vec<&SessionFrame> = truth.iter().filter(|f| wanted(f.frame)).collect();
     let total = picked.len().min(limit.unwrap_or(usize::MAX));
-    let mut done = 0;
-    for f in &truth {
-        if done >= total {
-            break;
+    // the wanted frames, decoded in order on this thread
+    let mut truth_frames = truth.iter().enumerate();
+    let frames_wanted = std::iter::from_fn(|| {
+        for (k, f) in truth_frames.by_ref() {
+            // a frame not scored is only grabbed, not converted to BGR
+            match video.grab().map_err(cv("reading the session video")) {
+                Err(e) => return Some(Err(e)),
+                Ok(false) => return Some(Err(bad(vp.clone(), format!("ends before frame {}", f.frame)))),
+                Ok(true) if wanted(f.frame) => {
+                    let read = match video.retrieve(&mut frame, 0).map_err(cv("reading the session video")) {
+                        Ok(true) => frame.try_clone().map(|m| (k, m)).map_err(cv("a frame")),
+                        Ok(false) => Err(bad(vp.clone(), format!("frame {} cannot be decoded", f.frame))),
+                        Err(e) => Err(e),
+                    };
+                    return Some(read);
+                }
+                Ok(true) => {}
+            }
         }
-        if !video.read(&mut frame).map_err(cv("reading the session video"))? {
-            return Err(bad(vp.clone(), format!("ends before frame {}", f.frame)));
-        }
-        if !wanted(f.frame) {
-            continue;
-        }
-        done += 1;
-        progress("session", done, total);
-        let (dets, t) = recognizer.recognize_timed(&frame, Some(&geometry))?;
-        times.push(t);
-        let cards: Vec<SimCard> = f
+        None
+    })
+    .take(total);
+    let work = |recognizer: &mut Recognizer, (k, frame): (usize, Mat)| {
+        let cards: Vec<SimCard> = truth[k]
             .cards
             .iter()
             .map(|c| SimCard { card: c.card.clone(), face_up: c.face_up, quad: c.quad, visible: c.visibility })
             .collect();
-        let score = score_sim(&cards, &dets);
+        Ok((k, score_frame(recognizer, &frame, Some(&geometry), &cards)?))
+    };
+    let mut done = 0;
+    in_order(recognizers, frames_wanted, work, |(k, result): (usize, FrameResult)| {
+        let f = &truth[k];
+        done += 1;
+        progress("session", done, total);
+        let FrameResult { score, identified: (c, conf, on_truth), times: t } = result;
+        times.push(t);
         counts.add(&score.counts);
         confusions.extend(score.confusions);
         let image = dir.join(format!("video.avi#frame={}", f.frame));
         errors.add(&image, score.errors, score.localization_errors);
-        let (c, conf, on_truth) = identify_truth(recognizer, &frame, &cards)?;
         for r in &score.reads {
             // what the same card reads from its true outline: the reading's loss to localization
             let on_truth = on_truth.iter().find(|(t, _)| *t == r.truth).map(|(_, read)| read);
@@ -1193,7 +1321,7 @@ fn eval_session(
         }
         identified.add(&c);
         id_confusions.extend(conf);
-    }
+    })?;
     let split = format!("session, every {every} frames, calibrated");
     let identified = identify_report(identified, &id_confusions);
     Ok(SimReport {
@@ -1203,7 +1331,7 @@ fn eval_session(
 }
 
 fn eval_real(
-    recognizer: &mut Recognizer,
+    recognizers: &mut [Recognizer],
     dir: &Path,
     split_file: Option<&Path>,
     limit: Option<usize>,
@@ -1244,17 +1372,27 @@ fn eval_real(
     let mut times = Vec::new();
     let mut failed = Vec::new();
     let mut not_found = Vec::new();
-    for (i, (name, labels)) in files.iter().enumerate() {
-        progress("real", i + 1, files.len());
-        let path = images_dir.join(name);
-        let frame = match load_image(&path) {
-            Ok(f) => f,
+    // an image that cannot be read is reported, and the others go on
+    let work = |recognizer: &mut Recognizer, i: usize| {
+        let path = images_dir.join(&files[i].0);
+        let result = match load_image(&path) {
+            Ok(frame) => Ok(recognizer.recognize_timed(&frame, None)?),
+            Err(e) => Err(e.to_string()),
+        };
+        Ok((i, path, result))
+    };
+    let mut done = 0;
+    in_order(recognizers, (0..files.len()).map(Ok), work, |(i, path, result)| {
+        let (name, labels) = &files[i];
+        done += 1;
+        progress("real", done, files.len());
+        let (dets, t) = match result {
+            Ok(r) => r,
             Err(e) => {
-                failed.push(e.to_string());
-                continue;
+                failed.push(e);
+                return;
             }
         };
-        let (dets, t) = recognizer.recognize_timed(&frame, None)?;
         times.push(t);
         let (c, conf, errs) = score_real(labels, &dets);
         not_found
@@ -1262,7 +1400,7 @@ fn eval_real(
         counts.add(&c);
         confusions.extend(conf);
         errors.extend(errs.into_iter().map(|e| ErrorCase { image: path.clone(), ..e }));
-    }
+    })?;
     let c = &counts;
     Ok(RealReport {
         dataset: dir.to_path_buf(),
@@ -1579,18 +1717,23 @@ pub fn run_eval(args: &EvalArgs) -> Result<Report, RecognizeError> {
         ..RecognizerOptions::default()
     };
     let (locator, classifier) = (resolve_model(&args.locator), resolve_model(&args.classifier));
-    let mut recognizer = Recognizer::with_options(&locator, &classifier, options)?;
-    if let Some(t) = args.min_confidence {
-        recognizer.classifier_mut().set_min_confidence(t);
-    }
-    if let (Some(t), Some(g)) = (args.glyph_min_confidence, recognizer.glyph_classifier_mut()) {
-        g.set_min_confidence(t);
+    // one recognizer per worker, each with its own copy of the models
+    let mut recognizers = Vec::new();
+    for _ in 0..args.workers.max(1) {
+        let mut recognizer = Recognizer::with_options(&locator, &classifier, options.clone())?;
+        if let Some(t) = args.min_confidence {
+            recognizer.classifier_mut().set_min_confidence(t);
+        }
+        if let (Some(t), Some(g)) = (args.glyph_min_confidence, recognizer.glyph_classifier_mut()) {
+            g.set_min_confidence(t);
+        }
+        recognizers.push(recognizer);
     }
     let mut sim_errors = SimErrors::default();
-    let mut sim = sim.map(|d| eval_sim(&mut recognizer, &d, &args.split, args.limit, &mut sim_errors)).transpose()?;
+    let mut sim = sim.map(|d| eval_sim(&mut recognizers, &d, &args.split, args.limit, &mut sim_errors)).transpose()?;
     if let Some(dir) = &args.session {
         sim = Some(eval_session(
-            &mut recognizer,
+            &mut recognizers,
             dir,
             args.every.max(1),
             args.frames,
@@ -1601,10 +1744,10 @@ pub fn run_eval(args: &EvalArgs) -> Result<Report, RecognizeError> {
     }
     let mut errors = sim_errors.identity;
     let real = real
-        .map(|d| eval_real(&mut recognizer, &d, args.real_split.as_deref(), args.limit, &mut errors))
+        .map(|d| eval_real(&mut recognizers, &d, args.real_split.as_deref(), args.limit, &mut errors))
         .transpose()?;
-    let report =
-        Report { locator, classifier, min_confidence: recognizer.classifier_mut().min_confidence(), sim, real };
+    let min_confidence = recognizers[0].classifier_mut().min_confidence();
+    let report = Report { locator, classifier, min_confidence, sim, real };
 
     std::fs::create_dir_all(&args.out).map_err(|source| RecognizeError::Io { path: args.out.clone(), source })?;
     let write = |name: &str, text: String| {
@@ -1831,6 +1974,46 @@ mod tests {
         let shifted =
             det("2D", quad([(389.0, 438.0), (424.0, 452.0), (390.0, 537.0), (355.0, 523.0)]), Source::IndexOnly, 0.999);
         assert!(!real_match(&speck, &two) && !real_match(&shifted, &two));
+    }
+
+    #[test]
+    fn workers_hand_their_results_over_in_the_items_order_up_to_the_first_failure() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/fixtures");
+        let make = || Recognizer::new(root.join("locator_tiny.onnx"), root.join("classifier_tiny.onnx")).unwrap();
+        let failure =
+            |i: usize| RecognizeError::Dataset { path: PathBuf::from(format!("item {i}")), message: String::new() };
+        let failed_at = |e: RecognizeError| match e {
+            RecognizeError::Dataset { path, .. } => path.display().to_string(),
+            other => panic!("{other}"),
+        };
+        for workers in [1, 3] {
+            let mut recognizers: Vec<Recognizer> = (0..workers).map(|_| make()).collect();
+            // later items finish sooner, so that results come back out of order
+            let work = |_: &mut Recognizer, i: usize| {
+                std::thread::sleep(std::time::Duration::from_millis(((24 - i) % 5) as u64));
+                if i == 13 {
+                    Err(failure(i))
+                } else {
+                    Ok(10 * i)
+                }
+            };
+            let mut got = Vec::new();
+            in_order(&mut recognizers, (0..10).map(Ok), work, |r| got.push(r)).unwrap();
+            assert_eq!(got, (0..10).map(|i| 10 * i).collect::<Vec<_>>(), "{workers} workers");
+            // a failing item: every result before it is taken, none after it
+            let mut got = Vec::new();
+            let e = in_order(&mut recognizers, (0..24).map(Ok), work, |r| got.push(r)).unwrap_err();
+            assert_eq!((got.len(), failed_at(e)), (13, "item 13".to_owned()), "{workers} workers");
+            // an item that cannot be produced (a video that ends early) stops it there
+            let items = (0..24).map(|i| if i == 7 { Err(failure(i)) } else { Ok(i) });
+            let mut got = Vec::new();
+            let e = in_order(&mut recognizers, items, work, |r| got.push(r)).unwrap_err();
+            assert_eq!(
+                (got, failed_at(e)),
+                ((0..7).map(|i| 10 * i).collect(), "item 7".to_owned()),
+                "{workers} workers"
+            );
+        }
     }
 
     #[test]
