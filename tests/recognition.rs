@@ -420,6 +420,25 @@ fn detect_reports_each_image_on_its_own_line() {
         "{stdout}\n{stderr}"
     );
 
+    // Several workers: the same lines in the images' order, the missing image's error in its place.
+    let table_b = dir.0.join("table_b.png");
+    let (frame_b, _, _) = table_frame(9);
+    opencv::imgcodecs::imwrite(table_b.to_str().unwrap(), &frame_b, &opencv::core::Vector::new()).unwrap();
+    let run = |workers: &str| {
+        let mut c = tablecam();
+        c.args(["detect", "--json", "--workers", workers, "--locator"]).arg(locator_fixture());
+        c.arg("--classifier").arg(classifier_fixture());
+        let out = c.arg(&good).arg(&missing).arg(&table_b).arg(&good).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "an image failed");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let one = run("1");
+    let images: Vec<String> =
+        one.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["image"].to_string()).collect();
+    let names = [&good, &missing, &table_b, &good].map(|p| format!("{:?}", p.to_str().unwrap()));
+    assert_eq!(images, names, "{one}");
+    assert_eq!(run("3"), one);
+
     // A missing model is an error before any image, naming the file and how to get it.
     let out = tablecam().args(["detect", "--locator", "models/nope.onnx"]).arg(&good).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

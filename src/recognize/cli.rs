@@ -7,8 +7,10 @@ use opencv::imgproc;
 use opencv::prelude::*;
 use serde::Serialize;
 
+use super::workers::in_order;
 use super::{
-    cv, resolve_model, CardIdentity, DetectedCard, ReadStepTimes, RecognizeError, Recognizer, RecognizerOptions, Source,
+    cv, resolve_model, CardIdentity, DetectedCard, ReadStepTimes, RecognizeError, Recognizer, RecognizerOptions,
+    Source, StageTimes,
 };
 use crate::calib::{Calibration, TableGeometry};
 use crate::onnx::SessionOptions;
@@ -58,6 +60,10 @@ pub struct DetectArgs {
     /// ONNX Runtime intra-op threads per model.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
+    /// Recognize this many images at a time, each worker with its own copy of the models; the
+    /// output keeps the images' order (with --timing each image's time then shares the machine).
+    #[arg(long, default_value_t = 1)]
+    pub workers: usize,
     /// Find cards with the locator network instead of measuring them on the rectified table
     /// plane (with a calibration) or outlining them in the photo (without; see
     /// docs/recognition.md).
@@ -257,25 +263,9 @@ fn detect_one(
     path: &Path,
     geometry: Option<&TableGeometry>,
     annotate_dir: Option<&Path>,
-    timing: bool,
-) -> Result<Vec<DetectedCard>, RecognizeError> {
+) -> Result<(Vec<DetectedCard>, StageTimes), RecognizeError> {
     let image = load_image(path)?;
-    let result = recognizer.recognize_timed(&image, geometry);
-    if let (true, Ok((_, t))) = (timing, &result) {
-        // the reading steps are those of located cards: a photo's cards are read otherwise
-        let p = &t.steps;
-        let steps = if *p == ReadStepTimes::default() { String::new() } else { format!(" [{p}]") };
-        eprintln!(
-            "{}: prepare {:.1} ms, locator {:.1} ms, classifier {:.1} ms ({} patches), total {:.1} ms{steps}",
-            path.display(),
-            t.prepare_ms,
-            t.locator_ms,
-            t.classifier_ms,
-            t.patches,
-            t.total_ms,
-        );
-    }
-    let (cards, _) = result.map_err(|e| match e {
+    let (cards, times) = recognizer.recognize_timed(&image, geometry).map_err(|e| match e {
         RecognizeError::CalibrationSize { .. } => {
             RecognizeError::Image { path: path.to_path_buf(), message: e.to_string() }
         }
@@ -285,7 +275,23 @@ fn detect_one(
         let stem = path.file_stem().map_or_else(|| "image".into(), |s| s.to_string_lossy().into_owned());
         write_jpeg(&dir.join(format!("{stem}.jpg")), &annotate(&image, &cards)?)?;
     }
-    Ok(cards)
+    Ok((cards, times))
+}
+
+/// `--timing`'s line for one image, on stderr.
+fn print_timing(path: &Path, t: &StageTimes) {
+    // the reading steps are those of located cards: a photo's cards are read otherwise
+    let p = &t.steps;
+    let steps = if *p == ReadStepTimes::default() { String::new() } else { format!(" [{p}]") };
+    eprintln!(
+        "{}: prepare {:.1} ms, locator {:.1} ms, classifier {:.1} ms ({} patches), total {:.1} ms{steps}",
+        path.display(),
+        t.prepare_ms,
+        t.locator_ms,
+        t.classifier_ms,
+        t.patches,
+        t.total_ms,
+    );
 }
 
 /// Runs `tablecam detect`. Models and calibration must load (else an error); each image then
@@ -302,19 +308,32 @@ pub fn run_detect(args: &DetectArgs) -> Result<bool, RecognizeError> {
         glyph_classifier: (!args.no_glyph_classifier).then(|| args.glyph_classifier.clone()),
         ..RecognizerOptions::default()
     };
-    let mut recognizer =
-        Recognizer::with_options(resolve_model(&args.locator), resolve_model(&args.classifier), options)?;
     let geometry = args.calibration.as_deref().map(Calibration::load).transpose()?;
-    if let (Some(path), Some(g)) = (&args.reference, &geometry) {
-        recognizer.set_table_reference(g, &load_image(path)?)?;
+    let reference = args.reference.as_deref().filter(|_| geometry.is_some()).map(load_image).transpose()?;
+    let mut recognizers = Vec::new();
+    for _ in 0..args.workers.max(1) {
+        let (locator, classifier) = (resolve_model(&args.locator), resolve_model(&args.classifier));
+        let mut recognizer = Recognizer::with_options(locator, classifier, options.clone())?;
+        if let (Some(empty), Some(g)) = (&reference, &geometry) {
+            recognizer.set_table_reference(g, empty)?;
+        }
+        recognizers.push(recognizer);
     }
     if let Some(dir) = &args.annotate {
         std::fs::create_dir_all(dir).map_err(|source| RecognizeError::Io { path: dir.clone(), source })?;
     }
     let mut all_ok = true;
     let stdout = std::io::stdout();
-    for path in &args.images {
-        let result = detect_one(&mut recognizer, path, geometry.as_ref(), args.annotate.as_deref(), args.timing);
+    // each image succeeds or fails on its own: its error is its result, not the run's
+    let work = |recognizer: &mut Recognizer, i: usize| {
+        Ok((i, detect_one(recognizer, &args.images[i], geometry.as_ref(), args.annotate.as_deref())))
+    };
+    in_order(&mut recognizers, (0..args.images.len()).map(Ok), work, |(i, result)| {
+        let path = &args.images[i];
+        if let (true, Ok((_, t))) = (args.timing, &result) {
+            print_timing(path, t);
+        }
+        let result = result.map(|(cards, _)| cards);
         all_ok &= result.is_ok();
         let mut out = stdout.lock();
         // A closed stdout (e.g. `| head`) ends the output; there is nobody left to tell.
@@ -330,7 +349,7 @@ pub fn run_detect(args: &DetectArgs) -> Result<bool, RecognizeError> {
             }
         };
         let _ = out.flush();
-    }
+    })?;
     Ok(all_ok)
 }
 

@@ -34,6 +34,7 @@ pub mod nudge;
 mod pips;
 pub mod table_glyphs;
 pub mod twins;
+pub mod workers;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
