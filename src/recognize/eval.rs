@@ -98,8 +98,8 @@ pub struct EvalArgs {
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
     /// Recognize this many images (or session frames) at a time, each worker with its own copy
-    /// of the models: the same report about this many times sooner on as many cores, but each
-    /// image's timing then shares the machine (time with 1).
+    /// of the models: the same report sooner on as many cores (a session's video still decodes
+    /// in order), but each image's timing then shares the machine (time with 1).
     #[arg(long, default_value_t = 1)]
     pub workers: usize,
     /// Find cards with the locator network instead of measuring them on the rectified table
