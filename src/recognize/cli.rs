@@ -7,7 +7,7 @@ use opencv::imgproc;
 use opencv::prelude::*;
 use serde::Serialize;
 
-use super::workers::in_order;
+use super::workers::{in_order, workers};
 use super::{
     cv, resolve_model, CardIdentity, DetectedCard, ReadStepTimes, RecognizeError, Recognizer, RecognizerOptions,
     Source, StageTimes,
@@ -310,15 +310,14 @@ pub fn run_detect(args: &DetectArgs) -> Result<bool, RecognizeError> {
     };
     let geometry = args.calibration.as_deref().map(Calibration::load).transpose()?;
     let reference = args.reference.as_deref().filter(|_| geometry.is_some()).map(load_image).transpose()?;
-    let mut recognizers = Vec::new();
-    for _ in 0..args.workers.max(1) {
-        let (locator, classifier) = (resolve_model(&args.locator), resolve_model(&args.classifier));
-        let mut recognizer = Recognizer::with_options(locator, classifier, options.clone())?;
+    let (locator, classifier) = (resolve_model(&args.locator), resolve_model(&args.classifier));
+    let mut recognizers = workers(args.workers, || {
+        let mut recognizer = Recognizer::with_options(&locator, &classifier, options.clone())?;
         if let (Some(empty), Some(g)) = (&reference, &geometry) {
             recognizer.set_table_reference(g, empty)?;
         }
-        recognizers.push(recognizer);
-    }
+        Ok(recognizer)
+    })?;
     if let Some(dir) = &args.annotate {
         std::fs::create_dir_all(dir).map_err(|source| RecognizeError::Io { path: dir.clone(), source })?;
     }

@@ -10,7 +10,7 @@ use opencv::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::cli::{load_image, write_jpeg};
-use super::workers::in_order;
+use super::workers::{in_order, workers};
 use super::{
     cv, resolve_model, CardIdentity, DetectedCard, ReadStepTimes, RecognizeError, Recognizer, RecognizerOptions,
     Source, StageTimes,
@@ -1641,9 +1641,7 @@ pub fn run_eval(args: &EvalArgs) -> Result<Report, RecognizeError> {
         ..RecognizerOptions::default()
     };
     let (locator, classifier) = (resolve_model(&args.locator), resolve_model(&args.classifier));
-    // one recognizer per worker, each with its own copy of the models
-    let mut recognizers = Vec::new();
-    for _ in 0..args.workers.max(1) {
+    let mut recognizers = workers(args.workers, || {
         let mut recognizer = Recognizer::with_options(&locator, &classifier, options.clone())?;
         if let Some(t) = args.min_confidence {
             recognizer.classifier_mut().set_min_confidence(t);
@@ -1651,8 +1649,8 @@ pub fn run_eval(args: &EvalArgs) -> Result<Report, RecognizeError> {
         if let (Some(t), Some(g)) = (args.glyph_min_confidence, recognizer.glyph_classifier_mut()) {
             g.set_min_confidence(t);
         }
-        recognizers.push(recognizer);
-    }
+        Ok(recognizer)
+    })?;
     let mut sim_errors = SimErrors::default();
     let mut sim = sim.map(|d| eval_sim(&mut recognizers, &d, &args.split, args.limit, &mut sim_errors)).transpose()?;
     if let Some(dir) = &args.session {

@@ -6,6 +6,14 @@ use std::collections::BTreeMap;
 
 use super::{RecognizeError, Recognizer};
 
+/// `workers` recognizers (at least one) from `make`, for [`in_order`].
+pub fn workers(
+    workers: usize,
+    mut make: impl FnMut() -> Result<Recognizer, RecognizeError>,
+) -> Result<Vec<Recognizer>, RecognizeError> {
+    (0..workers.max(1)).map(|_| make()).collect()
+}
+
 /// Runs `work` over `items` with one thread per recognizer (inline for one) and hands the results
 /// to `take` in the items' order, so that a report is the same whatever the number of workers.
 /// The items are produced on the calling thread (a video decodes in order); the first error
@@ -16,6 +24,8 @@ pub fn in_order<I: Send, R: Send>(
     work: impl Fn(&mut Recognizer, I) -> Result<R, RecognizeError> + Sync,
     mut take: impl FnMut(R),
 ) -> Result<(), RecognizeError> {
+    // with no worker every item would be dropped unseen
+    assert!(!recognizers.is_empty(), "in_order needs a recognizer (workers() makes at least one)");
     if let [recognizer] = recognizers {
         for item in items {
             take(work(recognizer, item?)?);
