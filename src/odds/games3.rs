@@ -267,7 +267,7 @@ fn cat_name3(c: Category3) -> &'static str {
 /// San Gong: the player's `bet` and the `banker`'s side, exact.
 pub(crate) fn sangong(rs: &Ruleset, threads: usize) -> Result<Vec<BetOdds>, OddsError> {
     let hands = all_hands3();
-    let table = HandTable::new(&hands, |h| (sangong_key(h), true));
+    let table = HandTable::new(&hands, |h| (sangong_key(h, rs.options.sangong_rule()), true));
     let classes = table.classify_all(threads);
     let (mut player, mut banker) = (0.0f64, 0.0f64);
     let mut outcome = [0u64; 3]; // player wins, banker wins, tie

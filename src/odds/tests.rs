@@ -85,9 +85,18 @@ fn three_card_grouping_is_exact_for_every_ruleset_and_option() {
 #[test]
 fn sangong_grouping_is_exact() {
     let hands = all_hands3();
-    let rs = Ruleset::new(RulesetId::Sangong1996);
-    let table = HandTable::new(&hands, |h| (sangong_key(h), true));
-    check_grouping(&table, &hands, |i, j| payout::sangong_bet(&rs, hands[j], hands[i]).net);
+    // the default and each alternative comparison (docs/rules.md E-2, E-3): Art. 8's banker
+    // advantage must stay uniform within every class under each of them
+    for opts in [
+        &[][..],
+        &["sangong_equal_points=high_card_only"],
+        &["sangong_high_card_compare=cascade_then_suit"],
+        &["sangong_equal_points=high_card_only", "sangong_high_card_compare=cascade_then_suit"],
+    ] {
+        let rs = ruleset(RulesetId::Sangong1996, opts);
+        let table = HandTable::new(&hands, |h| (sangong_key(h, rs.options.sangong_rule()), true));
+        check_grouping(&table, &hands, |i, j| payout::sangong_bet(&rs, hands[j], hands[i]).net);
+    }
 }
 
 #[test]

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::eval3::{SuitTieBreaks, TopStraightFlush};
 use super::ruleset::RulesetId;
+use super::sangong::SanGongRule;
 use super::RulesError;
 
 macro_rules! option_enum {
@@ -168,6 +169,70 @@ option_enum! {
     }
 }
 
+option_enum! {
+    /// sangong-1996 Art. 7(2) against the annex: two hands of the same points (E-2).
+    SangongEqualPoints {
+        /// The annex's classes first (more figures is better within a point total); the highest
+        /// card decides only within one class.
+        #[default] ClassThenHighCard,
+        /// Art. 7(2) as written: the same number of points is decided by the highest card alone,
+        /// whatever the figures (three figures stay the annex's top combination).
+        HighCardOnly,
+    }
+}
+
+option_enum! {
+    /// sangong-1996 Art. 7(2): "a carta de valor mais elevado", comparing highest cards (E-3).
+    SangongHighCardCompare {
+        /// Each hand's single highest card: its rank, then its suit (S > H > C > D).
+        #[default] TopCardRankThenSuit,
+        /// The ranks of the highest, second and third cards in turn; the suit of the highest card
+        /// only when all three ranks are equal.
+        CascadeThenSuit,
+    }
+}
+
+option_enum! {
+    /// fortune3cp-2025 Art. 15(4)–(5), stud-2004 Art. 10(6)–(7): what a Progressive award's
+    /// percentage is of.
+    ProgressivePercentBase {
+        /// The pool left when the award is paid, awards taken in the article's order.
+        #[default] Sequential,
+        /// The pool as it stood when the round began.
+        RoundStart,
+    }
+}
+
+option_enum! {
+    /// fortune3cp-2025 Art. 15(6), stud-2004 Art. 10(8): which awards reduce the pool.
+    ProgressivePoolDebit {
+        /// Every award paid.
+        #[default] AllAwards,
+        /// Only awards paid as a share of the pool; a fixed sum is the house's.
+        PercentageAwardsOnly,
+    }
+}
+
+option_enum! {
+    /// stud-2004 Art. 6(7), 10: a folded hand's Progressive bet (C-4).
+    StudProgressiveOnFold {
+        /// Lost: the hand's cards are collected and never shown.
+        #[default] Forfeited,
+        /// Paid by the hand's cards all the same.
+        StillPaid,
+    }
+}
+
+option_enum! {
+    /// stud-2004 Art. 10(5): two or more royal flushes in one round (C-5).
+    RoyalShare {
+        /// They share the larger of the jackpot and the fixed sum: each max(pool, fixed) / n.
+        #[default] SplitLarger,
+        /// Each gets the larger of its share of the jackpot and the fixed sum: max(pool / n, fixed).
+        LargerOfSplit,
+    }
+}
+
 /// The options of a ruleset. Every field is optional; unset means the default.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -223,6 +288,24 @@ pub struct RulesetOptions {
     /// sangong-1996: banker commission.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sangong_banker_commission: Option<BankerCommission>,
+    /// fortune3cp-2025, stud-2004: the base of a Progressive award's percentage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progressive_percent_base: Option<ProgressivePercentBase>,
+    /// fortune3cp-2025, stud-2004: which Progressive awards reduce the pool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progressive_pool_debit: Option<ProgressivePoolDebit>,
+    /// stud-2004: a folded hand's Progressive bet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stud_progressive_on_fold: Option<StudProgressiveOnFold>,
+    /// stud-2004: several royal flushes in one round.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub royal_share: Option<RoyalShare>,
+    /// sangong-1996: hands of the same points.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sangong_equal_points: Option<SangongEqualPoints>,
+    /// sangong-1996: comparing the highest cards.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sangong_high_card_compare: Option<SangongHighCardCompare>,
 }
 
 use RulesetId::*;
@@ -231,7 +314,7 @@ const FORTUNE: &[RulesetId] = &[Fortune3cp2025, Fortune3cp2008];
 impl RulesetOptions {
     /// Checks that every option set applies to `id` and is in range.
     pub fn validate_for(&self, id: RulesetId) -> Result<(), RulesError> {
-        let checks: [(&'static str, bool, &'static [RulesetId]); 17] = [
+        let checks: [(&'static str, bool, &'static [RulesetId]); 23] = [
             ("top_straight_flush", self.top_straight_flush.is_some(), &[Fortune3cp2008]),
             ("three_odd_cards_tie", self.three_odd_cards_tie.is_some(), FORTUNE),
             ("ante_bonus_scope", self.ante_bonus_scope.is_some(), &[Fortune3cp2025]),
@@ -249,6 +332,12 @@ impl RulesetOptions {
             ("qpoker_unqualified_pays", self.qpoker_unqualified_pays.is_some(), &[Qpoker2004]),
             ("sangong_dice_count_start", self.sangong_dice_count_start.is_some(), &[Sangong1996]),
             ("sangong_banker_commission", self.sangong_banker_commission.is_some(), &[Sangong1996]),
+            ("progressive_percent_base", self.progressive_percent_base.is_some(), &[Fortune3cp2025, Stud2004]),
+            ("progressive_pool_debit", self.progressive_pool_debit.is_some(), &[Fortune3cp2025, Stud2004]),
+            ("stud_progressive_on_fold", self.stud_progressive_on_fold.is_some(), &[Stud2004]),
+            ("royal_share", self.royal_share.is_some(), &[Stud2004]),
+            ("sangong_equal_points", self.sangong_equal_points.is_some(), &[Sangong1996]),
+            ("sangong_high_card_compare", self.sangong_high_card_compare.is_some(), &[Sangong1996]),
         ];
         for (name, set, applies) in checks {
             if set && !applies.contains(&id) {
@@ -347,6 +436,30 @@ impl RulesetOptions {
     /// San Gong banker commission.
     pub fn sangong_banker_commission(&self) -> BankerCommission {
         self.sangong_banker_commission.unwrap_or_default()
+    }
+    /// Whether a Progressive award's percentage is of the pool at the round's start (rather
+    /// than of what is left when it is paid).
+    pub fn progressive_percent_of_round_start(&self) -> bool {
+        self.progressive_percent_base.unwrap_or_default() == ProgressivePercentBase::RoundStart
+    }
+    /// Whether only awards paid as a share of the pool reduce it.
+    pub fn progressive_debits_percentage_awards_only(&self) -> bool {
+        self.progressive_pool_debit.unwrap_or_default() == ProgressivePoolDebit::PercentageAwardsOnly
+    }
+    /// Whether a folded stud hand's Progressive bet is still paid by its cards.
+    pub fn stud_progressive_paid_on_fold(&self) -> bool {
+        self.stud_progressive_on_fold.unwrap_or_default() == StudProgressiveOnFold::StillPaid
+    }
+    /// How several stud royal flushes of one round share the Progressive.
+    pub fn royal_share(&self) -> RoyalShare {
+        self.royal_share.unwrap_or_default()
+    }
+    /// How San Gong hands are compared (Art. 7, annex; ambiguities E-2 and E-3).
+    pub fn sangong_rule(&self) -> SanGongRule {
+        SanGongRule {
+            equal_points: self.sangong_equal_points.unwrap_or_default(),
+            high_card: self.sangong_high_card_compare.unwrap_or_default(),
+        }
     }
 }
 

@@ -250,7 +250,7 @@ pub fn qpoker_bet(rs: &Ruleset, player: HandRank3, dealer: HandRank3, played: bo
 /// Settles a San Gong player's bet against the banker (Art. 7–9): a win pays
 /// 1 to 1 less the house's 5% commission.
 pub fn sangong_bet(rs: &Ruleset, banker: [Card; 3], player: [Card; 3]) -> BetOutcome {
-    match sangong::compare(banker, player) {
+    match sangong::compare_with(rs.options.sangong_rule(), banker, player) {
         SanGongWinner::Player => BetOutcome::new(1.0 - rs.commission, rs.cite("7(1)")).with(Some(rs.cite("9"))),
         SanGongWinner::Banker => {
             let both_zero =

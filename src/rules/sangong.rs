@@ -5,6 +5,7 @@ use std::cmp::Ordering;
 use serde::Serialize;
 
 use super::card::{Card, Rank};
+use super::options::{SangongEqualPoints, SangongHighCardCompare};
 
 /// Points of a card (Art. 6(1)–(2)): figures (J, Q, K) and tens count 0, the
 /// ace 1, other cards their face value.
@@ -81,20 +82,62 @@ pub enum SanGongWinner {
     Tie,
 }
 
+/// How two San Gong hands are told apart where the text is ambiguous (docs/rules.md E-2, E-3;
+/// the ruleset options `sangong_equal_points` and `sangong_high_card_compare`). The default is
+/// the annex's classes, then the single highest card.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SanGongRule {
+    /// Whether figures rank hands of the same points (the annex) or only the highest card does.
+    pub equal_points: SangongEqualPoints,
+    /// How the highest cards are compared.
+    pub high_card: SangongHighCardCompare,
+}
+
+impl SanGongRule {
+    /// The hand's comparison key under this rule: higher is better, equal only for hands the
+    /// rule cannot tell apart. Art. 8's banker advantage is not in it (it depends on who holds
+    /// which hand): [`compare_with`] applies it.
+    pub fn key(&self, cards: [Card; 3]) -> u32 {
+        let v = SanGongValue::of(cards);
+        let combination = match self.equal_points {
+            // Annex: class 1 (three figures) best … 31 worst.
+            SangongEqualPoints::ClassThenHighCard => 31 - u32::from(v.class),
+            // Art. 7(2) as written: points alone; three figures stay above every point total.
+            SangongEqualPoints::HighCardOnly if v.class == 1 => 10,
+            SangongEqualPoints::HighCardOnly => u32::from(v.points),
+        };
+        let high = match self.high_card {
+            SangongHighCardCompare::TopCardRankThenSuit => u32::from(card_order(v.high_card)),
+            SangongHighCardCompare::CascadeThenSuit => {
+                // the annex's rank order (ace lowest), highest card first, 4 bits each, then the
+                // suit of the highest card
+                let mut ranks = cards.map(|c| u32::from(card_order(c) / 4));
+                ranks.sort_unstable_by(|a, b| b.cmp(a));
+                ((ranks[0] * 16 + ranks[1]) * 16 + ranks[2]) * 4 + u32::from(card_order(v.high_card) % 4)
+            }
+        };
+        combination << 14 | high
+    }
+}
+
+/// Compares a banker's and a player's hand (Art. 7–8) under the default rule
+/// ([`compare_with`]).
+pub fn compare(banker: [Card; 3], player: [Card; 3]) -> SanGongWinner {
+    compare_with(SanGongRule::default(), banker, player)
+}
+
 /// Compares a banker's and a player's hand (Art. 7–8).
 ///
-/// A better class wins (Art. 7(1)); equal classes are decided by the single
-/// highest card in the annex's order (Art. 7(2)); but when both hold zero with no
-/// figure the banker wins "independentemente do valor individual das cartas e
-/// dos naipes" (Art. 8).
-pub fn compare(banker: [Card; 3], player: [Card; 3]) -> SanGongWinner {
-    let (b, p) = (SanGongValue::of(banker), SanGongValue::of(player));
-    if b.class == 31 && p.class == 31 {
+/// A better combination wins (Art. 7(1)); equal ones are decided by the highest card in the
+/// annex's order (Art. 7(2)), both as `rule` reads them; but when both hold zero with no figure
+/// the banker wins "independentemente do valor individual das cartas e dos naipes" (Art. 8).
+pub fn compare_with(rule: SanGongRule, banker: [Card; 3], player: [Card; 3]) -> SanGongWinner {
+    if SanGongValue::of(banker).class == 31 && SanGongValue::of(player).class == 31 {
         return SanGongWinner::Banker;
     }
-    match p.class.cmp(&b.class).then_with(|| card_order(b.high_card).cmp(&card_order(p.high_card))) {
-        Ordering::Less => SanGongWinner::Player,
-        Ordering::Greater => SanGongWinner::Banker,
+    match rule.key(player).cmp(&rule.key(banker)) {
+        Ordering::Greater => SanGongWinner::Player,
+        Ordering::Less => SanGongWinner::Banker,
         Ordering::Equal => SanGongWinner::Tie,
     }
 }
@@ -159,6 +202,33 @@ mod tests {
         assert!(card_order("KD".parse().unwrap()) > card_order("QS".parse().unwrap()));
         // … and suits S > H > C > D for cards of equal rank.
         assert_eq!(compare(three("KH 4H 5D"), three("KS 4C 5C")), SanGongWinner::Player);
+    }
+
+    #[test]
+    fn the_ambiguous_comparisons_follow_the_table_s_options() {
+        let rule = |equal_points, high_card| SanGongRule { equal_points, high_card };
+        let default = SanGongRule::default();
+        let high_card_only = rule(SangongEqualPoints::HighCardOnly, SangongHighCardCompare::TopCardRankThenSuit);
+        let cascade = rule(SangongEqualPoints::ClassThenHighCard, SangongHighCardCompare::CascadeThenSuit);
+        // E-2: 9 with one figure (K♠) against 9 with two figures (Q♠ J♥). The annex ranks two
+        // figures higher; Art. 7(2) as written gives the same points to the highest card, K♠.
+        let (banker, player) = (three("KS 4H 5D"), three("QS JH 9D"));
+        assert_eq!(compare_with(default, banker, player), SanGongWinner::Player);
+        assert_eq!(compare_with(high_card_only, banker, player), SanGongWinner::Banker);
+        // three figures stay the best combination whatever the highest card
+        assert_eq!(compare_with(high_card_only, three("KS QH 9D"), three("QD JC JS")), SanGongWinner::Player);
+        // E-3: two hands of 9 with one figure, K♠-5-4 and K♥-10-9. The single highest card
+        // decides by its suit (S > H); compared card by card first, 10 beats 5.
+        let (banker, player) = (three("KS 4H 5D"), three("KH 9C 10D"));
+        assert_eq!(compare_with(default, banker, player), SanGongWinner::Banker);
+        assert_eq!(compare_with(cascade, banker, player), SanGongWinner::Player);
+        // all three ranks equal: the suit of the highest card
+        assert_eq!(compare_with(cascade, three("KH 4H 5D"), three("KS 4C 5C")), SanGongWinner::Player);
+        // Art. 8 under every rule: zero with no figure against zero with no figure is the banker's
+        for r in [default, high_card_only, cascade] {
+            assert_eq!(compare_with(r, three("AD 9D 10D"), three("10S 4S 6S")), SanGongWinner::Banker);
+        }
+        assert_eq!(compare(banker, player), compare_with(default, banker, player));
     }
 
     #[test]

@@ -8,9 +8,11 @@ use super::card::{Card, CardSet};
 use super::deal::Seat;
 use super::eval3::HandRank3;
 use super::eval5::{Category5, Evaluator5};
-use super::options::BankerCommission;
+use super::options::{BankerCommission, RoyalShare};
 use super::payout::{self, BetOutcome, Outcome};
-use super::ruleset::{BetKind, Citation, Consequence, GameKind, IrregularityKind, ProgressiveAward, Ruleset};
+use super::ruleset::{
+    BetKind, Citation, Consequence, GameKind, IrregularityKind, ProgressiveAward, Ruleset, RulesetId,
+};
 use super::RulesError;
 
 /// An amount of money in minor units (e.g. avos or cents), to avoid rounding drift.
@@ -337,6 +339,11 @@ fn progressive_placeholder(rs: &Ruleset, category: Category5) -> BetOutcome {
 /// Pays Progressive winners from the pool: left to right from the dealer's left,
 /// straight flushes before a royal (fortune3cp-2025 Art. 15(3), 15(5); stud-2004
 /// Art. 10), the pool reduced and reset to its minimum when emptied (15(6)).
+/// Several stud royals share (Art. 10(5), option `royal_share`): each is paid
+/// from the pool as it stood before the first of them; the remainder of an
+/// uneven split (fewer units than winners) goes with the emptied pool.
+/// `progressive_percent_base` and `progressive_pool_debit` choose the pool a
+/// percentage is of and which awards reduce it (docs/rules.md A-13).
 fn settle_progressive(
     rs: &Ruleset,
     round: &Round,
@@ -349,22 +356,47 @@ fn settle_progressive(
         winners.iter().filter(|(_, c)| rs.progressive.iter().any(|l| l.category == *c)).collect();
     // Seats are already left to right; royals go after straight flushes.
     order.sort_by_key(|(i, c)| (*c == Category5::RoyalFlush, hands[*i].seat));
+    let royals = order.iter().filter(|(_, c)| *c == Category5::RoyalFlush).count() as Money;
+    let shared_royals = rs.id == RulesetId::Stud2004 && royals > 1;
+    let mut before_royals = None;
+    let round_start = rs.options.progressive_percent_of_round_start();
+    let debit_all = !rs.options.progressive_debits_percentage_awards_only();
     for (i, category) in order {
         let Some(line) = rs.progressive.iter().find(|l| l.category == *category) else { continue };
         let fixed = pool.fixed.get(category).copied().unwrap_or(0);
-        let amount = match line.award {
-            ProgressiveAward::FixedOrPoolShare { pool_fraction } => {
-                fixed.max((left as f64 * pool_fraction).round() as Money)
+        let base = if round_start { pool.pool } else { left };
+        // the award, and whether it is a share of the pool (rather than the fixed sum)
+        let (amount, from_pool) = match line.award {
+            ProgressiveAward::FixedOrPoolShare { pool_fraction }
+                if shared_royals && *category == Category5::RoyalFlush =>
+            {
+                let pool_share = (*before_royals.get_or_insert(base) as f64 * pool_fraction).round() as Money;
+                match rs.options.royal_share() {
+                    RoyalShare::SplitLarger => (pool_share.max(fixed) / royals, pool_share >= fixed),
+                    RoyalShare::LargerOfSplit => ((pool_share / royals).max(fixed), pool_share / royals >= fixed),
+                }
             }
-            ProgressiveAward::Fixed => fixed,
+            ProgressiveAward::FixedOrPoolShare { pool_fraction } => {
+                let share = (base as f64 * pool_fraction).round() as Money;
+                (fixed.max(share), share >= fixed)
+            }
+            ProgressiveAward::Fixed => (fixed, false),
         };
-        left -= amount.min(left);
+        if debit_all || from_pool {
+            left -= amount.min(left);
+        }
         if let Some(b) = hands[*i].bets.iter_mut().find(|b| b.bet == BetKind::Progressive) {
+            if shared_royals && *category == Category5::RoyalFlush {
+                b.citations.push(rs.cite("10(5)"));
+            }
             b.net_amount = Some(amount);
             if let Some(stake) = b.stake.filter(|&s| s > 0) {
                 b.net_multiple = amount as f64 / stake as f64;
             }
         }
+    }
+    if shared_royals && left < royals {
+        left = 0;
     }
     Some(if left <= 0 { pool.reset_to } else { left })
 }
@@ -392,8 +424,11 @@ fn settle_stud(rs: &Ruleset, round: &Round) -> Result<Settlement, RulesError> {
                     None => continue,
                 },
                 // A folded hand's cards are collected, so its Progressive bet cannot
-                // win (Art. 6(7); docs/rules.md C-4, default `forfeited`).
-                (None, BetKind::Progressive) if !raised => BetOutcome::new_lost(rs.cite("6(7)")),
+                // win (Art. 6(7); docs/rules.md C-4, default `forfeited`; `still_paid`
+                // settles it by the cards like a played hand's).
+                (None, BetKind::Progressive) if !raised && !rs.options.stud_progressive_paid_on_fold() => {
+                    BetOutcome::new_lost(rs.cite("6(7)"))
+                }
                 (None, BetKind::Progressive) => {
                     progressive_winners.push((hands.len(), category));
                     progressive_placeholder(rs, category)
@@ -717,6 +752,102 @@ mod tests {
         assert_eq!((p1.outcome, p1.net_amount), (Outcome::Win, Some(100_000)));
         assert_eq!(s.hands[1].bets[2].outcome, Outcome::Lose);
         assert_eq!(s.progressive_pool_after, Some(10_000));
+    }
+
+    #[test]
+    fn stud_royals_share_the_progressive_and_a_fold_is_paid_only_by_option() {
+        let with =
+            |opts: &str| Ruleset::with_options(RulesetId::Stud2004, serde_json::from_str(opts).unwrap()).unwrap();
+        let bets = [(BetKind::Ante, 10), (BetKind::Raise, 20), (BetKind::Progressive, 5)];
+        let mut r = round(
+            vec![
+                hand(1, "AS KS QS JS 10S", &bets, Decision::Played),
+                hand(3, "AH KH QH JH 10H", &bets, Decision::Played),
+            ],
+            "2C 4D 6C 8D 9C",
+        );
+        let pool = |pool, royal_fixed| ProgressivePool {
+            pool,
+            reset_to: 10_000,
+            fixed: BTreeMap::from([(Category5::RoyalFlush, royal_fixed)]),
+        };
+        let royal_pay = |rs: &Ruleset, r: &Round| {
+            let s = settle(rs, r).unwrap();
+            let paid: Vec<Option<Money>> = s.hands.iter().map(|h| h.bets[2].net_amount).collect();
+            assert!(s
+                .hands
+                .iter()
+                .all(|h| h.bets[2].citations.iter().any(|c| c.to_string() == "stud-2004 Art. 10(5)")));
+            (paid, s.progressive_pool_after)
+        };
+        // Art. 10(5) "repartem entre si o prémio do «jackpot» ou a soma fixa, qual delas seja o
+        // maior": the larger of pool and fixed sum, shared (C-5 default); no longer the whole pool
+        // to the first royal and the fixed sum to the second
+        r.progressive_pool = Some(pool(100_001, 30_000));
+        assert_eq!(royal_pay(&Ruleset::new(RulesetId::Stud2004), &r), (vec![Some(50_000), Some(50_000)], Some(10_000)));
+        r.progressive_pool = Some(pool(40_000, 30_000));
+        assert_eq!(royal_pay(&Ruleset::new(RulesetId::Stud2004), &r), (vec![Some(20_000), Some(20_000)], Some(10_000)));
+        // `larger_of_split`: each the larger of its share of the pool and the fixed sum
+        let larger_of_split = with(r#"{"royal_share": "larger_of_split"}"#);
+        assert_eq!(royal_pay(&larger_of_split, &r), (vec![Some(30_000), Some(30_000)], Some(10_000)));
+        r.progressive_pool = Some(pool(100_000, 30_000));
+        assert_eq!(royal_pay(&larger_of_split, &r), (vec![Some(50_000), Some(50_000)], Some(10_000)));
+
+        // A folded royal: forfeited by default (Art. 6(7), C-4), paid with `still_paid`.
+        let mut folded = round(vec![hand(2, "AS KS QS JS 10S", &bets[..], Decision::Folded)], "2C 4D 6C 8D 9C");
+        folded.hands[0].wagers.retain(|w| w.bet != BetKind::Raise);
+        folded.progressive_pool = Some(pool(100_000, 30_000));
+        let s = settle(&Ruleset::new(RulesetId::Stud2004), &folded).unwrap();
+        assert_eq!((s.hands[0].bets[1].outcome, s.progressive_pool_after), (Outcome::Lose, Some(100_000)));
+        let s = settle(&with(r#"{"stud_progressive_on_fold": "still_paid"}"#), &folded).unwrap();
+        assert_eq!(s.hands[0].bets[1].net_amount, Some(100_000));
+        assert_eq!(s.hands[0].bets[0].net_amount, Some(-10), "the Ante is still lost (Art. 6(7))");
+        assert!(with(r#"{"royal_share": "larger_of_split"}"#).options.validate_for(RulesetId::Qpoker2004).is_err());
+    }
+
+    #[test]
+    fn progressive_percentages_and_pool_debits_follow_the_options() {
+        let with =
+            |opts: &str| Ruleset::with_options(RulesetId::Stud2004, serde_json::from_str(opts).unwrap()).unwrap();
+        let bets = [(BetKind::Ante, 10), (BetKind::Raise, 20), (BetKind::Progressive, 5)];
+        let mut r = round(
+            vec![
+                hand(1, "AS KS QS JS 10S", &bets, Decision::Played),
+                hand(3, "9H 8H 7H 6H 5H", &bets, Decision::Played),
+            ],
+            "2C 4D 6C 8D 9C",
+        );
+        let pool = |sf_fixed| ProgressivePool {
+            pool: 100_000,
+            reset_to: 10_000,
+            fixed: BTreeMap::from([(Category5::RoyalFlush, 50_000), (Category5::StraightFlush, sf_fixed)]),
+        };
+        // (royal, straight flush, pool after): the straight flush is paid first (Art. 10(6)–(7))
+        let paid = |rs: &Ruleset, r: &Round| {
+            let s = settle(rs, r).unwrap();
+            (s.hands[0].bets[2].net_amount, s.hands[1].bets[2].net_amount, s.progressive_pool_after)
+        };
+        let default = Ruleset::new(RulesetId::Stud2004);
+        r.progressive_pool = Some(pool(5_000));
+        // A-13 default `sequential`: the royal's 100 % is of what the straight flush's 10 % left
+        assert_eq!(paid(&default, &r), (Some(90_000), Some(10_000), Some(10_000)));
+        // `round_start`: both percentages of the pool the round began with
+        assert_eq!(
+            paid(&with(r#"{"progressive_percent_base": "round_start"}"#), &r),
+            (Some(100_000), Some(10_000), Some(10_000))
+        );
+        // A straight flush paid its fixed sum (20,000 > 10 %): by default it reduces the pool
+        // (`all_awards`); with `percentage_awards_only` the house pays it and the royal gets it all
+        r.progressive_pool = Some(pool(20_000));
+        assert_eq!(paid(&default, &r), (Some(80_000), Some(20_000), Some(10_000)));
+        let house_pays_fixed = with(r#"{"progressive_pool_debit": "percentage_awards_only"}"#);
+        assert_eq!(paid(&house_pays_fixed, &r), (Some(100_000), Some(20_000), Some(10_000)));
+        // alone, a fixed award leaves the pool whole under `percentage_awards_only`
+        r.hands.remove(0);
+        assert_eq!(settle(&house_pays_fixed, &r).unwrap().progressive_pool_after, Some(100_000));
+        assert_eq!(settle(&default, &r).unwrap().progressive_pool_after, Some(80_000));
+        assert!(house_pays_fixed.options.validate_for(RulesetId::Fortune3cp2025).is_ok());
+        assert!(house_pays_fixed.options.validate_for(RulesetId::Qpoker2004).is_err());
     }
 
     #[test]
