@@ -214,6 +214,16 @@ option_enum! {
 }
 
 option_enum! {
+    /// stud-2004 Art. 9(5)(7)–(9): what the house's maximum per round caps (C-1b).
+    StudMaxPayoutScope {
+        /// Each hand's Raise winnings on quads, a straight flush or a royal.
+        #[default] PerHand,
+        /// The total of those winnings over the round's hands, shared pro rata when over it.
+        PerRoundTotal,
+    }
+}
+
+option_enum! {
     /// stud-2004 Art. 6(7), 10: a folded hand's Progressive bet (C-4).
     StudProgressiveOnFold {
         /// Lost: the hand's cards are collected and never shown.
@@ -294,6 +304,9 @@ pub struct RulesetOptions {
     /// fortune3cp-2025, stud-2004: which Progressive awards reduce the pool.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub progressive_pool_debit: Option<ProgressivePoolDebit>,
+    /// stud-2004: what the house's maximum per round caps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stud_max_payout_scope: Option<StudMaxPayoutScope>,
     /// stud-2004: a folded hand's Progressive bet.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stud_progressive_on_fold: Option<StudProgressiveOnFold>,
@@ -314,7 +327,7 @@ const FORTUNE: &[RulesetId] = &[Fortune3cp2025, Fortune3cp2008];
 impl RulesetOptions {
     /// Checks that every option set applies to `id` and is in range.
     pub fn validate_for(&self, id: RulesetId) -> Result<(), RulesError> {
-        let checks: [(&'static str, bool, &'static [RulesetId]); 23] = [
+        let checks: [(&'static str, bool, &'static [RulesetId]); 24] = [
             ("top_straight_flush", self.top_straight_flush.is_some(), &[Fortune3cp2008]),
             ("three_odd_cards_tie", self.three_odd_cards_tie.is_some(), FORTUNE),
             ("ante_bonus_scope", self.ante_bonus_scope.is_some(), &[Fortune3cp2025]),
@@ -334,6 +347,7 @@ impl RulesetOptions {
             ("sangong_banker_commission", self.sangong_banker_commission.is_some(), &[Sangong1996]),
             ("progressive_percent_base", self.progressive_percent_base.is_some(), &[Fortune3cp2025, Stud2004]),
             ("progressive_pool_debit", self.progressive_pool_debit.is_some(), &[Fortune3cp2025, Stud2004]),
+            ("stud_max_payout_scope", self.stud_max_payout_scope.is_some(), &[Stud2004]),
             ("stud_progressive_on_fold", self.stud_progressive_on_fold.is_some(), &[Stud2004]),
             ("royal_share", self.royal_share.is_some(), &[Stud2004]),
             ("sangong_equal_points", self.sangong_equal_points.is_some(), &[Sangong1996]),
@@ -445,6 +459,10 @@ impl RulesetOptions {
     /// Whether only awards paid as a share of the pool reduce it.
     pub fn progressive_debits_percentage_awards_only(&self) -> bool {
         self.progressive_pool_debit.unwrap_or_default() == ProgressivePoolDebit::PercentageAwardsOnly
+    }
+    /// Whether the stud house maximum caps the round's total rather than each hand.
+    pub fn stud_max_payout_per_round_total(&self) -> bool {
+        self.stud_max_payout_scope.unwrap_or_default() == StudMaxPayoutScope::PerRoundTotal
     }
     /// Whether a folded stud hand's Progressive bet is still paid by its cards.
     pub fn stud_progressive_paid_on_fold(&self) -> bool {

@@ -401,6 +401,24 @@ fn settle_progressive(
     Some(if left <= 0 { pool.reset_to } else { left })
 }
 
+/// `stud_max_payout_scope = per_round_total` (docs/rules.md C-1b): when the round's
+/// capped Raise winnings (quads and better) add up to more than the house maximum,
+/// each is cut to its pro rata share of it (rounded down), so that no hand's order
+/// at the table decides who is paid in full.
+fn cap_round_total(rs: &Ruleset, hands: &mut [HandSettlement], capped: &[(usize, usize)], max: Money) {
+    let amount = |hands: &[HandSettlement], &(h, b): &(usize, usize)| hands[h].bets[b].net_amount.unwrap_or(0);
+    let total: Money = capped.iter().map(|k| amount(hands, k)).sum();
+    if total <= max {
+        return;
+    }
+    for k @ &(h, b) in capped {
+        let share = (i128::from(amount(hands, k)) * i128::from(max) / i128::from(total)) as Money;
+        let bet = &mut hands[h].bets[b];
+        bet.net_amount = Some(share);
+        bet.citations.push(rs.cite("9(5)(7)"));
+    }
+}
+
 fn settle_stud(rs: &Ruleset, round: &Round) -> Result<Settlement, RulesError> {
     let ev = Evaluator5::get();
     let dealer_cards = five(&round.dealer, "the dealer's hand")?;
@@ -408,6 +426,9 @@ fn settle_stud(rs: &Ruleset, round: &Round) -> Result<Settlement, RulesError> {
     let qualifies = payout::dealer_qualifies_stud(rs.qualifier.0, dealer_cards);
     let mut hands = Vec::new();
     let mut progressive_winners = Vec::new();
+    // Raise winnings the house maximum caps: (hand, bet)
+    let mut capped: Vec<(usize, usize)> = Vec::new();
+    let per_round_total = rs.options.stud_max_payout_per_round_total();
     for h in &round.hands {
         let cards = five(&h.cards, &format!("{}", h.seat))?;
         let category = ev.eval(cards).category();
@@ -436,16 +457,23 @@ fn settle_stud(rs: &Ruleset, round: &Round) -> Result<Settlement, RulesError> {
                 (None, bet) => return Err(RulesError::BadRound(format!("stud-2004 has no {bet} bet"))),
             };
             let mut s = bet_settlement(w, o);
-            // Art. 9(5)(7)–(9): quads and better are capped by the house maximum.
+            // Art. 9(5)(7)–(9): quads and better are capped by the house maximum, each hand
+            // (C-1b default) or the round's total (below).
             if let (BetKind::Raise, Some(max), Some(amount)) = (w.bet, round.max_payout, s.net_amount) {
-                if category >= Category5::Quads && amount > max {
-                    s.net_amount = Some(max);
-                    s.citations.push(rs.cite("9(5)(7)"));
+                if category >= Category5::Quads && amount > 0 {
+                    capped.push((hands.len(), bets.len()));
+                    if amount > max && !per_round_total {
+                        s.net_amount = Some(max);
+                        s.citations.push(rs.cite("9(5)(7)"));
+                    }
                 }
             }
             bets.push(s);
         }
         hands.push(HandSettlement { seat: h.seat, hand: category.name().to_string(), null, bets });
+    }
+    if let (true, Some(max)) = (per_round_total, round.max_payout) {
+        cap_round_total(rs, &mut hands, &capped, max);
     }
     let pool_after = settle_progressive(rs, round, &mut hands, &progressive_winners);
     Ok(Settlement {
@@ -803,6 +831,35 @@ mod tests {
         assert_eq!(s.hands[0].bets[1].net_amount, Some(100_000));
         assert_eq!(s.hands[0].bets[0].net_amount, Some(-10), "the Ante is still lost (Art. 6(7))");
         assert!(with(r#"{"royal_share": "larger_of_split"}"#).options.validate_for(RulesetId::Qpoker2004).is_err());
+    }
+
+    #[test]
+    fn stud_house_maximum_caps_each_hand_or_the_round_s_total() {
+        let bets = [(BetKind::Ante, 10), (BetKind::Raise, 20)];
+        let mut r = round(
+            vec![
+                hand(1, "3S 3H 3D 3C 2S", &bets, Decision::Played), // quads: 20 × 20 = 400
+                hand(3, "KH QH JH 10H 9H", &bets, Decision::Played), // straight flush: 50 × 20 = 1,000
+                hand(5, "2C 2D 5C 7S JD", &bets, Decision::Played), // a pair: 20, never capped
+            ],
+            "AS KD 4C 6S 8H",
+        );
+        r.max_payout = Some(500);
+        let raises = |rs: &Ruleset, r: &Round| -> Vec<Option<Money>> {
+            settle(rs, r).unwrap().hands.iter().map(|h| h.bets[1].net_amount).collect()
+        };
+        // C-1b default `per_hand`: each hand's quads-or-better Raise winnings at most 500
+        assert_eq!(raises(&Ruleset::new(RulesetId::Stud2004), &r), [Some(400), Some(500), Some(20)]);
+        // `per_round_total`: 1,400 over the maximum, shared pro rata (400 × 500 / 1,400 = 142)
+        let total = Ruleset::with_options(
+            RulesetId::Stud2004,
+            serde_json::from_str(r#"{"stud_max_payout_scope": "per_round_total"}"#).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(raises(&total, &r), [Some(142), Some(357), Some(20)]);
+        // under the maximum in total: paid in full
+        r.max_payout = Some(1_400);
+        assert_eq!(raises(&total, &r), [Some(400), Some(1_000), Some(20)]);
     }
 
     #[test]
