@@ -115,6 +115,16 @@ pub fn sangong_first_place(deal: SanGongDeal, start: DiceCountStart) -> Result<S
 
 /// The sequence of deliveries the ruleset prescribes.
 pub fn deal_plan(rs: &Ruleset, req: &DealRequest) -> Result<Vec<Delivery>, RulesError> {
+    deal_plan_with_turn(rs, req, rs.dealer_turn)
+}
+
+/// [`deal_plan`] with the dealer's cards coming at `dealer_turn` (one of
+/// [`Ruleset::dealer_turns`]).
+pub fn deal_plan_with_turn(
+    rs: &Ruleset,
+    req: &DealRequest,
+    dealer_turn: DealerTurn,
+) -> Result<Vec<Delivery>, RulesError> {
     let procedure = rs
         .dealing
         .iter()
@@ -157,7 +167,7 @@ pub fn deal_plan(rs: &Ruleset, req: &DealRequest) -> Result<Vec<Delivery>, Rules
         for &seat in &seats {
             plan.push(Delivery { to: Position::Seat(seat), cards: step, face_up: 0, citation: cite });
         }
-        if rs.dealer_turn == DealerTurn::LastInEachPass || step > 1 {
+        if dealer_turn == DealerTurn::LastInEachPass || step > 1 {
             plan.push(Delivery {
                 to: Position::Dealer,
                 cards: step,
@@ -166,7 +176,7 @@ pub fn deal_plan(rs: &Ruleset, req: &DealRequest) -> Result<Vec<Delivery>, Rules
             });
         }
     }
-    if rs.dealer_turn == DealerTurn::AfterAllPlayers && step == 1 {
+    if dealer_turn == DealerTurn::AfterAllPlayers && step == 1 {
         for i in 0..per_hand {
             plan.push(Delivery {
                 to: Position::Dealer,

@@ -74,6 +74,8 @@ option_enum! {
         #[default] AfterPlayers,
         /// Last in each pass, as in 2008 Art. 7(1).
         LastEachPass,
+        /// Either: the verifier accepts both orders (the simulator deals `after_players`).
+        Either,
     }
 }
 

@@ -493,7 +493,9 @@ impl Ruleset {
                     DealingProcedure { mode: DealingMode::Shuffler, cards_at_a_time: 3, citation: c("11(2)") },
                 ],
                 dealer_turn: match options.f2025_shoe_dealer_cards() {
-                    super::options::DealerCardsTiming::AfterPlayers => DealerTurn::AfterAllPlayers,
+                    super::options::DealerCardsTiming::AfterPlayers | super::options::DealerCardsTiming::Either => {
+                        DealerTurn::AfterAllPlayers
+                    }
                     super::options::DealerCardsTiming::LastEachPass => DealerTurn::LastInEachPass,
                 },
                 direction: Direction::Clockwise,
@@ -832,6 +834,18 @@ impl Ruleset {
     /// The three-card rules; panics for five-card and San Gong rulesets.
     pub fn three_card_rules(&self) -> ThreeCardRules {
         self.three_card.unwrap_or_default()
+    }
+
+    /// The dealer's turns a deal may legally take: `dealer_turn`, and with fortune3cp-2025's
+    /// `f2025_shoe_dealer_cards = either` (docs/rules.md A-5) both readings of Art. 11(1).
+    pub fn dealer_turns(&self) -> Vec<DealerTurn> {
+        if self.id == RulesetId::Fortune3cp2025
+            && self.options.f2025_shoe_dealer_cards() == super::options::DealerCardsTiming::Either
+        {
+            vec![DealerTurn::AfterAllPlayers, DealerTurn::LastInEachPass]
+        } else {
+            vec![self.dealer_turn]
+        }
     }
 
     /// A citation of this ruleset's `article`.

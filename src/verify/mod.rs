@@ -17,7 +17,7 @@ use crate::events::{
     BackendHint, BetResult, CardSeen, Event, EventBody, HandResult, RoundFlag, RoundOutcome, RoundPhase, TableZone,
     Verification, VerificationStatus,
 };
-use crate::rules::deal::{deal_plan, DealRequest, SanGongDeal};
+use crate::rules::deal::{deal_plan, deal_plan_with_turn, DealRequest, SanGongDeal};
 use crate::rules::ruleset::{FaceUpByDesign, GameKind};
 use crate::rules::settle::{settle, Decision, HandRound, Observed, Round, RoundStatus, Settlement, Wager};
 use crate::rules::{BetKind, Card, Consequence, DealingMode, IrregularityKind, Position, Rank, Ruleset, Seat, Suit};
@@ -676,22 +676,27 @@ impl Verifier {
             Some(false) => &[false],
             None => &[false, true],
         };
-        self.rs
-            .dealing
-            .iter()
-            .filter(|p| r.mode_hint.map_or(true, |m| m == p.mode))
-            .flat_map(|p| progressive.iter().map(move |&pr| (p.mode, pr)))
-            .filter_map(|(mode, progressive_present)| {
+        // … and, where the table's option allows both, either turn of the dealer's cards
+        let turns = self.rs.dealer_turns();
+        let mut plans: Vec<Vec<(TableZone, u8)>> = Vec::new();
+        for p in self.rs.dealing.iter().filter(|p| r.mode_hint.map_or(true, |m| m == p.mode)) {
+            for (&progressive_present, &turn) in progressive.iter().flat_map(|pr| turns.iter().map(move |t| (pr, t))) {
                 let req = DealRequest {
-                    mode,
+                    mode: p.mode,
                     seats_with_bets: seats.clone(),
                     progressive_present,
                     shuffler_gives_three_for_community: false,
                     sangong: None,
                 };
-                deal_plan(&self.rs, &req).ok().map(expand)
-            })
-            .collect()
+                if let Some(plan) = deal_plan_with_turn(&self.rs, &req, turn).ok().map(expand) {
+                    // a turn that changes nothing (cards dealt several at a time) is one plan
+                    if turns.len() == 1 || !plans.contains(&plan) {
+                        plans.push(plan);
+                    }
+                }
+            }
+        }
+        plans
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1709,13 +1714,18 @@ mod tests {
     /// A stud round opened at frame 1 with `chips`, five cards each to seat 1 and the dealer
     /// (frames 2–20), and the decisions from frame 30.
     fn stud_deal_to_seat_1(chips: &[SpotPresence]) -> Vec<(u64, TrackEventKind)> {
+        let zones = [TableZone::Seat(1), TableZone::Dealer];
+        deal_in_order(chips, &zones.repeat(5))
+    }
+
+    /// A round opened at frame 1 with `chips`, one face-down card to each of `zones` in turn
+    /// (every other frame from frame 2), and the decisions from frame 30.
+    fn deal_in_order(chips: &[SpotPresence], zones: &[TableZone]) -> Vec<(u64, TrackEventKind)> {
         let mut events = round_opened(chips);
-        let mut frame = 2;
-        for order in 1..=5 {
-            for (k, zone) in [TableZone::Seat(1), TableZone::Dealer].into_iter().enumerate() {
-                events.push((frame, dealt(2 * order + k as u32, zone, order, RoundPhase::Dealing)));
-                frame += 2;
-            }
+        let mut orders = std::collections::HashMap::new();
+        for (k, &zone) in zones.iter().enumerate() {
+            let order = orders.entry(zone).and_modify(|o| *o += 1).or_insert(1u32);
+            events.push((2 + 2 * k as u64, dealt(k as u32 + 2, zone, *order, RoundPhase::Dealing)));
         }
         let to = RoundPhase::Decisions;
         events.push((
@@ -1732,7 +1742,12 @@ mod tests {
 
     /// The flags a verifier of `id` raises from `events` (frame, event), frames 0..`frames`.
     fn flags_of(id: RulesetId, events: &[(u64, TrackEventKind)], frames: u64) -> Vec<(u64, RoundFlag)> {
-        let mut v = Verifier::new(Ruleset::new(id), VerifierOptions::new("T", "C")).unwrap();
+        flags_with(Ruleset::new(id), events, frames)
+    }
+
+    /// The flags a verifier of `rs` raises from `events` (frame, event), frames 0..`frames`.
+    fn flags_with(rs: Ruleset, events: &[(u64, TrackEventKind)], frames: u64) -> Vec<(u64, RoundFlag)> {
+        let mut v = Verifier::new(rs, VerifierOptions::new("T", "C")).unwrap();
         let mut flags = Vec::new();
         for frame in 0..frames {
             let mut out = Vec::new();
@@ -1764,6 +1779,35 @@ mod tests {
         let first = again.iter().position(|(_, e)| matches!(e, TrackEventKind::Dealt { .. })).unwrap();
         again.insert(first, (2, TrackEventKind::BetsSeen { chips: vec![ante(1)] }));
         assert_eq!(stud_flags(&again, 60), vec![]);
+    }
+
+    /// fortune3cp-2025 Art. 11(1) (docs/rules.md A-5): a shoe deal that serves the dealer last
+    /// in each pass breaks the default order (`after_players`: the dealer's three cards after
+    /// every player's) and is legal under `f2025_shoe_dealer_cards = either`, which still
+    /// flags a passed-over seat.
+    #[test]
+    fn either_dealer_turn_accepts_both_readings_of_art_11_1() {
+        let chips: Vec<SpotPresence> = [1, 2].map(|seat| SpotPresence { seat, bet: BetKind::Ante }).to_vec();
+        let last_each_pass = |zones: &[TableZone]| {
+            let mut events = deal_in_order(&chips, &zones.repeat(3));
+            // a shoe deal, as the backend says (a shuffler's packets of three fit any order)
+            let shoe = BackendHint::DealingMode { mode: DealingMode::Shoe };
+            events.insert(2, (1, TrackEventKind::Hint(shoe)));
+            events
+        };
+        let (s1, s2, d) = (TableZone::Seat(1), TableZone::Seat(2), TableZone::Dealer);
+        let flags_under = |opts: &str, events: &[(u64, TrackEventKind)]| {
+            let rs = Ruleset::with_options(RulesetId::Fortune3cp2025, serde_json::from_str(opts).unwrap()).unwrap();
+            flags_with(rs, events, 60)
+        };
+        let deal = last_each_pass(&[s1, s2, d]);
+        let default = flags_under("{}", &deal);
+        assert!(default.iter().any(|(_, f)| f.irregularity == IrregularityKind::WrongDealOrder), "{default:?}");
+        assert_eq!(flags_under(r#"{"f2025_shoe_dealer_cards": "either"}"#, &deal), vec![]);
+        assert_eq!(flags_under(r#"{"f2025_shoe_dealer_cards": "last_each_pass"}"#, &deal), vec![]);
+        // seat 2 served before seat 1 in every pass fits neither reading
+        let swapped = flags_under(r#"{"f2025_shoe_dealer_cards": "either"}"#, &last_each_pass(&[s2, s1, d]));
+        assert!(swapped.iter().any(|(_, f)| f.irregularity == IrregularityKind::WrongDealOrder), "{swapped:?}");
     }
 
     /// Q Poker clean seed 44 round 2 (track_verify, 60 sessions): a card swept past the
