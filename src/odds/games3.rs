@@ -9,7 +9,7 @@ use crate::rules::payout;
 use crate::rules::ruleset::{BetKind, GameKind, Ruleset, RulesetId};
 use crate::rules::settle::{self, Decision, HandRound, Round, Wager};
 
-use super::three::{all_hands3, describe3, sangong_key, Class, ClassCounts, HandTable, DEALER_HANDS3, HANDS3};
+use super::three::{all_hands3, describe3, Class, ClassCounts, HandTable, DEALER_HANDS3, HANDS3};
 use super::{BetOdds, OddsError};
 
 /// Wizard of Odds, "Three Card Poker": ante and play with the 5-4-1 ante bonus,
@@ -267,7 +267,13 @@ fn cat_name3(c: Category3) -> &'static str {
 /// San Gong: the player's `bet` and the `banker`'s side, exact.
 pub(crate) fn sangong(rs: &Ruleset, threads: usize) -> Result<Vec<BetOdds>, OddsError> {
     let hands = all_hands3();
-    let table = HandTable::new(&hands, |h| (sangong_key(h, rs.options.sangong_rule()), true));
+    // Compared under the table's rule (`SanGongRule::key`). The banker's Art. 8 advantage (both
+    // 0 with no figure) is not in the key: the representative settled by `payout::sangong_bet`
+    // applies it, and every class stays uniform because a hand of 0 with no figure is "higher"
+    // only than another such hand, under every rule (a hand holding a figure has a higher card
+    // and at least its points).
+    let rule = rs.options.sangong_rule();
+    let table = HandTable::new(&hands, |h| (rule.key(*h), true));
     let classes = table.classify_all(threads);
     let (mut player, mut banker) = (0.0f64, 0.0f64);
     let mut outcome = [0u64; 3]; // player wins, banker wins, tie

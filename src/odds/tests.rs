@@ -3,7 +3,7 @@
 use super::five::{five_card_categories, six_card_categories, HANDS6};
 use super::games3::{self, ThreeCardEnumeration};
 use super::stud::{qualifies_fast, raise_counts, situation_value, COMPLETIONS};
-use super::three::{all_hands3, class_of, sangong_key, HandTable, DEALER_HANDS3, HANDS3};
+use super::three::{all_hands3, class_of, HandTable, DEALER_HANDS3, HANDS3};
 use super::*;
 use crate::rng::Rng;
 use crate::rules::card::{parse_cards, Card};
@@ -94,7 +94,8 @@ fn sangong_grouping_is_exact() {
         &["sangong_equal_points=high_card_only", "sangong_high_card_compare=cascade_then_suit"],
     ] {
         let rs = ruleset(RulesetId::Sangong1996, opts);
-        let table = HandTable::new(&hands, |h| (sangong_key(h, rs.options.sangong_rule()), true));
+        let rule = rs.options.sangong_rule();
+        let table = HandTable::new(&hands, |h| (rule.key(*h), true));
         check_grouping(&table, &hands, |i, j| payout::sangong_bet(&rs, hands[j], hands[i]).net);
     }
 }

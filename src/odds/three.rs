@@ -11,7 +11,6 @@
 //! functions called on every pair for a sample of player hands.
 use crate::rules::card::Card;
 use crate::rules::eval3::HandRank3;
-use crate::rules::sangong::SanGongRule;
 
 use super::par::map_tasks;
 
@@ -156,17 +155,6 @@ pub(crate) fn class_of(table: &HandTable, player: usize, dealer: usize) -> Class
         std::cmp::Ordering::Less => Class::PlayerLower,
         std::cmp::Ordering::Equal => Class::Equal,
     }
-}
-
-/// Comparison key of a San Gong hand under the table's rule: higher is better
-/// (by default the annex class, then the single highest card, Art. 7;
-/// [`SanGongRule::key`]). The banker's Art. 8 advantage (both 0 with no figure)
-/// is *not* in the key: the representative settled by `payout::sangong_bet`
-/// applies it, and every class stays uniform because a hand of 0 with no figure
-/// is "higher" only than another such hand, under every rule (a hand holding a
-/// figure has a higher card and at least its points).
-pub(crate) fn sangong_key(cards: &[Card; 3], rule: SanGongRule) -> u32 {
-    rule.key(*cards)
 }
 
 /// A short description of a three-card hand by its ranks, e.g. `Q-6-4 (three odd cards)`.

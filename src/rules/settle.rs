@@ -365,11 +365,10 @@ fn settle_progressive(
         let Some(line) = rs.progressive.iter().find(|l| l.category == *category) else { continue };
         let fixed = pool.fixed.get(category).copied().unwrap_or(0);
         let base = if round_start { pool.pool } else { left };
+        let shared = shared_royals && *category == Category5::RoyalFlush;
         // the award, and whether it is a share of the pool (rather than the fixed sum)
         let (amount, from_pool) = match line.award {
-            ProgressiveAward::FixedOrPoolShare { pool_fraction }
-                if shared_royals && *category == Category5::RoyalFlush =>
-            {
+            ProgressiveAward::FixedOrPoolShare { pool_fraction } if shared => {
                 let pool_share = (*before_royals.get_or_insert(base) as f64 * pool_fraction).round() as Money;
                 match rs.options.royal_share() {
                     RoyalShare::SplitLarger => (pool_share.max(fixed) / royals, pool_share >= fixed),
@@ -386,7 +385,7 @@ fn settle_progressive(
             left -= amount.min(left);
         }
         if let Some(b) = hands[*i].bets.iter_mut().find(|b| b.bet == BetKind::Progressive) {
-            if shared_royals && *category == Category5::RoyalFlush {
+            if shared {
                 b.citations.push(rs.cite("10(5)"));
             }
             b.net_amount = Some(amount);
@@ -401,20 +400,23 @@ fn settle_progressive(
     Some(if left <= 0 { pool.reset_to } else { left })
 }
 
-/// `stud_max_payout_scope = per_round_total` (docs/rules.md C-1b): when the round's
-/// capped Raise winnings (quads and better) add up to more than the house maximum,
-/// each is cut to its pro rata share of it (rounded down), so that no hand's order
-/// at the table decides who is paid in full.
-fn cap_round_total(rs: &Ruleset, hands: &mut [HandSettlement], capped: &[(usize, usize)], max: Money) {
+/// Art. 9(5)(7)–(9): the Raise winnings on quads and better (`capped`: hand, bet) at
+/// most the house maximum, each hand's (docs/rules.md C-1b default `per_hand`) or,
+/// with `per_round_total`, their total: each is then cut to its pro rata share of
+/// it (rounded down), so that no hand's order at the table decides who is paid in full.
+fn cap_raise_winnings(rs: &Ruleset, hands: &mut [HandSettlement], capped: &[(usize, usize)], max: Money) {
     let amount = |hands: &[HandSettlement], &(h, b): &(usize, usize)| hands[h].bets[b].net_amount.unwrap_or(0);
+    let per_round_total = rs.options.stud_max_payout_per_round_total();
     let total: Money = capped.iter().map(|k| amount(hands, k)).sum();
-    if total <= max {
-        return;
-    }
     for k @ &(h, b) in capped {
-        let share = (i128::from(amount(hands, k)) * i128::from(max) / i128::from(total)) as Money;
+        let won = amount(hands, k);
+        let paid = match per_round_total {
+            false if won > max => max,
+            true if total > max => (i128::from(won) * i128::from(max) / i128::from(total)) as Money,
+            _ => continue,
+        };
         let bet = &mut hands[h].bets[b];
-        bet.net_amount = Some(share);
+        bet.net_amount = Some(paid);
         bet.citations.push(rs.cite("9(5)(7)"));
     }
 }
@@ -428,7 +430,6 @@ fn settle_stud(rs: &Ruleset, round: &Round) -> Result<Settlement, RulesError> {
     let mut progressive_winners = Vec::new();
     // Raise winnings the house maximum caps: (hand, bet)
     let mut capped: Vec<(usize, usize)> = Vec::new();
-    let per_round_total = rs.options.stud_max_payout_per_round_total();
     for h in &round.hands {
         let cards = five(&h.cards, &format!("{}", h.seat))?;
         let category = ev.eval(cards).category();
@@ -456,24 +457,16 @@ fn settle_stud(rs: &Ruleset, round: &Round) -> Result<Settlement, RulesError> {
                 }
                 (None, bet) => return Err(RulesError::BadRound(format!("stud-2004 has no {bet} bet"))),
             };
-            let mut s = bet_settlement(w, o);
-            // Art. 9(5)(7)–(9): quads and better are capped by the house maximum, each hand
-            // (C-1b default) or the round's total (below).
-            if let (BetKind::Raise, Some(max), Some(amount)) = (w.bet, round.max_payout, s.net_amount) {
-                if category >= Category5::Quads && amount > 0 {
-                    capped.push((hands.len(), bets.len()));
-                    if amount > max && !per_round_total {
-                        s.net_amount = Some(max);
-                        s.citations.push(rs.cite("9(5)(7)"));
-                    }
-                }
+            let s = bet_settlement(w, o);
+            if w.bet == BetKind::Raise && category >= Category5::Quads && s.net_amount.is_some_and(|a| a > 0) {
+                capped.push((hands.len(), bets.len()));
             }
             bets.push(s);
         }
         hands.push(HandSettlement { seat: h.seat, hand: category.name().to_string(), null, bets });
     }
-    if let (true, Some(max)) = (per_round_total, round.max_payout) {
-        cap_round_total(rs, &mut hands, &capped, max);
+    if let Some(max) = round.max_payout {
+        cap_raise_winnings(rs, &mut hands, &capped, max);
     }
     let pool_after = settle_progressive(rs, round, &mut hands, &progressive_winners);
     Ok(Settlement {
@@ -561,6 +554,21 @@ mod tests {
             progressive_pool: None,
             max_payout: None,
         }
+    }
+
+    /// stud-2004 with the options of `json` (a `RulesetOptions` object).
+    fn stud(json: &str) -> Ruleset {
+        Ruleset::with_options(RulesetId::Stud2004, serde_json::from_str(json).unwrap()).unwrap()
+    }
+
+    /// A stud round of two played hands at seats 1 and 3, each with Ante 10, Raise 20 and
+    /// Progressive 5, against a dealer's A-K-high hand that does not pair them.
+    fn stud_progressive_round(seat_1: &str, seat_3: &str) -> Round {
+        let bets = [(BetKind::Ante, 10), (BetKind::Raise, 20), (BetKind::Progressive, 5)];
+        round(
+            vec![hand(1, seat_1, &bets, Decision::Played), hand(3, seat_3, &bets, Decision::Played)],
+            "2C 4D 6C 8D 9C",
+        )
     }
 
     fn nets(s: &HandSettlement) -> Vec<(BetKind, f64, Option<Money>)> {
@@ -784,16 +792,7 @@ mod tests {
 
     #[test]
     fn stud_royals_share_the_progressive_and_a_fold_is_paid_only_by_option() {
-        let with =
-            |opts: &str| Ruleset::with_options(RulesetId::Stud2004, serde_json::from_str(opts).unwrap()).unwrap();
-        let bets = [(BetKind::Ante, 10), (BetKind::Raise, 20), (BetKind::Progressive, 5)];
-        let mut r = round(
-            vec![
-                hand(1, "AS KS QS JS 10S", &bets, Decision::Played),
-                hand(3, "AH KH QH JH 10H", &bets, Decision::Played),
-            ],
-            "2C 4D 6C 8D 9C",
-        );
+        let mut r = stud_progressive_round("AS KS QS JS 10S", "AH KH QH JH 10H");
         let pool = |pool, royal_fixed| ProgressivePool {
             pool,
             reset_to: 10_000,
@@ -816,21 +815,21 @@ mod tests {
         r.progressive_pool = Some(pool(40_000, 30_000));
         assert_eq!(royal_pay(&Ruleset::new(RulesetId::Stud2004), &r), (vec![Some(20_000), Some(20_000)], Some(10_000)));
         // `larger_of_split`: each the larger of its share of the pool and the fixed sum
-        let larger_of_split = with(r#"{"royal_share": "larger_of_split"}"#);
+        let larger_of_split = stud(r#"{"royal_share": "larger_of_split"}"#);
         assert_eq!(royal_pay(&larger_of_split, &r), (vec![Some(30_000), Some(30_000)], Some(10_000)));
         r.progressive_pool = Some(pool(100_000, 30_000));
         assert_eq!(royal_pay(&larger_of_split, &r), (vec![Some(50_000), Some(50_000)], Some(10_000)));
 
         // A folded royal: forfeited by default (Art. 6(7), C-4), paid with `still_paid`.
-        let mut folded = round(vec![hand(2, "AS KS QS JS 10S", &bets[..], Decision::Folded)], "2C 4D 6C 8D 9C");
-        folded.hands[0].wagers.retain(|w| w.bet != BetKind::Raise);
+        let folded_bets = [(BetKind::Ante, 10), (BetKind::Progressive, 5)];
+        let mut folded = round(vec![hand(2, "AS KS QS JS 10S", &folded_bets, Decision::Folded)], "2C 4D 6C 8D 9C");
         folded.progressive_pool = Some(pool(100_000, 30_000));
         let s = settle(&Ruleset::new(RulesetId::Stud2004), &folded).unwrap();
         assert_eq!((s.hands[0].bets[1].outcome, s.progressive_pool_after), (Outcome::Lose, Some(100_000)));
-        let s = settle(&with(r#"{"stud_progressive_on_fold": "still_paid"}"#), &folded).unwrap();
+        let s = settle(&stud(r#"{"stud_progressive_on_fold": "still_paid"}"#), &folded).unwrap();
         assert_eq!(s.hands[0].bets[1].net_amount, Some(100_000));
         assert_eq!(s.hands[0].bets[0].net_amount, Some(-10), "the Ante is still lost (Art. 6(7))");
-        assert!(with(r#"{"royal_share": "larger_of_split"}"#).options.validate_for(RulesetId::Qpoker2004).is_err());
+        assert!(stud(r#"{"royal_share": "larger_of_split"}"#).options.validate_for(RulesetId::Qpoker2004).is_err());
     }
 
     #[test]
@@ -851,11 +850,7 @@ mod tests {
         // C-1b default `per_hand`: each hand's quads-or-better Raise winnings at most 500
         assert_eq!(raises(&Ruleset::new(RulesetId::Stud2004), &r), [Some(400), Some(500), Some(20)]);
         // `per_round_total`: 1,400 over the maximum, shared pro rata (400 × 500 / 1,400 = 142)
-        let total = Ruleset::with_options(
-            RulesetId::Stud2004,
-            serde_json::from_str(r#"{"stud_max_payout_scope": "per_round_total"}"#).unwrap(),
-        )
-        .unwrap();
+        let total = stud(r#"{"stud_max_payout_scope": "per_round_total"}"#);
         assert_eq!(raises(&total, &r), [Some(142), Some(357), Some(20)]);
         // under the maximum in total: paid in full
         r.max_payout = Some(1_400);
@@ -864,16 +859,7 @@ mod tests {
 
     #[test]
     fn progressive_percentages_and_pool_debits_follow_the_options() {
-        let with =
-            |opts: &str| Ruleset::with_options(RulesetId::Stud2004, serde_json::from_str(opts).unwrap()).unwrap();
-        let bets = [(BetKind::Ante, 10), (BetKind::Raise, 20), (BetKind::Progressive, 5)];
-        let mut r = round(
-            vec![
-                hand(1, "AS KS QS JS 10S", &bets, Decision::Played),
-                hand(3, "9H 8H 7H 6H 5H", &bets, Decision::Played),
-            ],
-            "2C 4D 6C 8D 9C",
-        );
+        let mut r = stud_progressive_round("AS KS QS JS 10S", "9H 8H 7H 6H 5H");
         let pool = |sf_fixed| ProgressivePool {
             pool: 100_000,
             reset_to: 10_000,
@@ -890,14 +876,14 @@ mod tests {
         assert_eq!(paid(&default, &r), (Some(90_000), Some(10_000), Some(10_000)));
         // `round_start`: both percentages of the pool the round began with
         assert_eq!(
-            paid(&with(r#"{"progressive_percent_base": "round_start"}"#), &r),
+            paid(&stud(r#"{"progressive_percent_base": "round_start"}"#), &r),
             (Some(100_000), Some(10_000), Some(10_000))
         );
         // A straight flush paid its fixed sum (20,000 > 10 %): by default it reduces the pool
         // (`all_awards`); with `percentage_awards_only` the house pays it and the royal gets it all
         r.progressive_pool = Some(pool(20_000));
         assert_eq!(paid(&default, &r), (Some(80_000), Some(20_000), Some(10_000)));
-        let house_pays_fixed = with(r#"{"progressive_pool_debit": "percentage_awards_only"}"#);
+        let house_pays_fixed = stud(r#"{"progressive_pool_debit": "percentage_awards_only"}"#);
         assert_eq!(paid(&house_pays_fixed, &r), (Some(100_000), Some(20_000), Some(10_000)));
         // alone, a fixed award leaves the pool whole under `percentage_awards_only`
         r.hands.remove(0);
