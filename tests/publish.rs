@@ -454,7 +454,7 @@ fn rules() -> HintRules {
 
 #[test]
 fn every_documented_hint_parses() {
-    let cases: [(&str, BackendHint); 8] = [
+    let cases: [(&str, BackendHint); 9] = [
         (
             r#"{"type":"round_start","table":"t1","round_id":"R-20261122-0042"}"#,
             BackendHint::RoundStart { table: "t1".into(), round_id: Some("R-20261122-0042".into()) },
@@ -478,7 +478,11 @@ fn every_documented_hint_parses() {
         (r#"{"type":"play","table":"t1","seat":3}"#, BackendHint::Play { table: "t1".into(), seat: 3 }),
         (
             r#"{"type":"sangong_dice","table":"t1","total":14,"banker":2}"#,
-            BackendHint::SangongDice { table: "t1".into(), total: 14, banker: Some(2) },
+            BackendHint::SangongDice { table: "t1".into(), total: 14, banker: Some(2), capital: None },
+        ),
+        (
+            r#"{"type":"sangong_dice","table":"t1","total":9,"banker":5,"capital":250000}"#,
+            BackendHint::SangongDice { table: "t1".into(), total: 9, banker: Some(5), capital: Some(250000) },
         ),
         (
             r#"{"type":"shuffler_fault","table":"t1","detail":"E12 card jam"}"#,
@@ -503,7 +507,7 @@ fn every_documented_hint_parses() {
 
 #[test]
 fn malformed_hints_get_structured_errors() {
-    let cases: [(&[u8], HintErrorKind, Option<&str>); 14] = [
+    let cases: [(&[u8], HintErrorKind, Option<&str>); 15] = [
         (b"{not json", HintErrorKind::NotJson, None),
         (b"[1,2]", HintErrorKind::NotJson, None),
         (br#"{"table":"t1"}"#, HintErrorKind::UnknownType, Some("type")),
@@ -521,6 +525,11 @@ fn malformed_hints_get_structured_errors() {
             Some("bets[0].stake"),
         ),
         (br#"{"type":"sangong_dice","table":"t1","total":3}"#, HintErrorKind::DiceOutOfRange, Some("total")),
+        (
+            br#"{"type":"sangong_dice","table":"t1","total":9,"banker":5,"capital":-1}"#,
+            HintErrorKind::NegativeAmount,
+            Some("capital"),
+        ),
         (
             br#"{"type":"jackpot","table":"t1","pool":1,"fixed":{"x":-1}}"#,
             HintErrorKind::NegativeAmount,

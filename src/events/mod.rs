@@ -159,12 +159,16 @@ pub enum BackendHint {
         /// Played or folded.
         decision: Decision,
     },
-    /// San Gong: the banker's place and the four dice's total (Art. 2(2)).
+    /// San Gong: the banker's place and the four dice's total (Art. 2(2)), and the banker's
+    /// capital on the table when the backend knows it (Art. 5(3)).
     Dice {
         /// The banker's place (1..=8).
         banker: u8,
         /// The dice total (4..=24).
         total: u8,
+        /// The banker's capital for the round: no bet is settled beyond it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        capital: Option<crate::rules::settle::Money>,
     },
     /// Shoe or shuffler for this round.
     DealingMode {

@@ -185,6 +185,7 @@ fn award_by_engine(rs: &Ruleset, awards: &ReferenceAwards, hand: [u8; 5]) -> Res
         irregularities: vec![],
         progressive_pool: Some(pool),
         max_payout: None,
+        sangong_bank: None,
     };
     let s = settle::settle(rs, &round)?;
     let bet = s.hands.first().and_then(|h| h.bets.iter().find(|b| b.bet == BetKind::Progressive));

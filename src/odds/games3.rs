@@ -303,6 +303,7 @@ pub(crate) fn sangong(rs: &Ruleset, threads: usize) -> Result<Vec<BetOdds>, Odds
                 irregularities: vec![],
                 progressive_pool: None,
                 max_payout: None,
+                sangong_bank: None,
             };
             let s = settle::settle(rs, &round)?;
             let net =

@@ -140,8 +140,8 @@ pub fn tracker_hint(hint: &BackendHint) -> Result<TrackerHint, String> {
         },
         BackendHint::Fold { seat, .. } => TrackerHint::Decision { seat: *seat, decision: Decision::Folded },
         BackendHint::Play { seat, .. } => TrackerHint::Decision { seat: *seat, decision: Decision::Played },
-        BackendHint::SangongDice { total, banker: Some(banker), .. } => {
-            TrackerHint::Dice { banker: *banker, total: *total }
+        BackendHint::SangongDice { total, banker: Some(banker), capital, .. } => {
+            TrackerHint::Dice { banker: *banker, total: *total, capital: *capital }
         }
         BackendHint::SangongDice { banker: None, .. } => {
             return Err("sangong_dice without the banker's place: the deal order cannot be checked".into())

@@ -87,6 +87,9 @@ pub enum BackendHint {
         /// The banker's seat.
         #[serde(default)]
         banker: Option<u8>,
+        /// The banker's capital on the table (sangong-1996 Art. 5(3)).
+        #[serde(default)]
+        capital: Option<i64>,
     },
     /// The automatic shuffler reported a fault.
     ShufflerFault {
@@ -254,13 +257,17 @@ pub fn parse_hint(bytes: &[u8], rules: &HintRules) -> Result<BackendHint, HintEr
         BackendHint::Fold { seat, .. } | BackendHint::Play { seat, .. } if !seat_ok(*seat) => {
             return Err(seat_error("seat", *seat))
         }
-        BackendHint::SangongDice { total, banker, .. } => {
+        BackendHint::SangongDice { total, banker, capital, .. } => {
             if !DICE_TOTAL_RANGE.contains(total) {
                 let message = format!("dice total {total} is outside 4..=24 (four dice)");
                 return Err(refuse(HintErrorKind::DiceOutOfRange, "total", message));
             }
             if let Some(b) = banker.filter(|&b| !seat_ok(b)) {
                 return Err(seat_error("banker", b));
+            }
+            if let Some(c) = capital.filter(|&c| c < 0) {
+                let message = format!("banker's capital {c} is negative");
+                return Err(refuse(HintErrorKind::NegativeAmount, "capital", message));
             }
         }
         BackendHint::Jackpot { pool, fixed, .. } => {

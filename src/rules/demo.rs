@@ -160,7 +160,15 @@ fn deal_round(rs: &Ruleset, rng: &mut Rng) -> Result<(Round, DealingMode), Rules
         })
         .collect();
     let community = by_position.remove(&Position::Community).unwrap_or_default();
-    let round = Round { hands, dealer, community, irregularities: vec![], progressive_pool: None, max_payout: None };
+    let round = Round {
+        hands,
+        dealer,
+        community,
+        irregularities: vec![],
+        progressive_pool: None,
+        max_payout: None,
+        sangong_bank: None,
+    };
     Ok((round, mode))
 }
 

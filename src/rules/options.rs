@@ -245,6 +245,56 @@ option_enum! {
     }
 }
 
+option_enum! {
+    /// fortune3cp-2025 Art. 11(3): when in the deal the community cards may come.
+    CommunityCardTiming {
+        /// At any point of the deal: the article names none.
+        #[default] Any,
+        /// Only once the dealer's hand is complete.
+        AfterDealer,
+    }
+}
+
+option_enum! {
+    /// fortune3cp-2025 Art. 11(3), 15(2): community cards dealt with no Progressive bet.
+    CommunityWithoutProgressive {
+        /// Allowed: 15(2) speaks of community cards on a table where nobody bet.
+        #[default] Allowed,
+        /// A breach of Art. 11(3), voiding the round (17(1)(1)).
+        Breach,
+    }
+}
+
+option_enum! {
+    /// stud-2004 Art. 11(1): which exposed cards count towards "duas ou mais cartas" (C-7).
+    StudExposedCountScope {
+        /// Every card exposed in the deal, the dealer's included (its designed up-card never).
+        #[default] AllCards,
+        /// Player cards only.
+        PlayerCardsOnly,
+    }
+}
+
+option_enum! {
+    /// fortune3cp-2025 Art. 17(2): the bets after a shuffler failure.
+    ShufflerFailureBets {
+        /// They stand for the new deal.
+        #[default] Stand,
+        /// The round is void: players may withdraw them.
+        Withdrawable,
+    }
+}
+
+option_enum! {
+    /// sangong-1996 Art. 2(3), 5(3): where settlement against the banker's capital starts (E-6).
+    SangongSettlementStart {
+        /// The place that received the first cards (Art. 2(2)).
+        #[default] FirstDealtPlace,
+        /// The place next to the banker, counter-clockwise.
+        BankerNextPlace,
+    }
+}
+
 /// The options of a ruleset. Every field is optional; unset means the default.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -321,6 +371,21 @@ pub struct RulesetOptions {
     /// sangong-1996: comparing the highest cards.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sangong_high_card_compare: Option<SangongHighCardCompare>,
+    /// fortune3cp-2025: when the community cards may be dealt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub community_card_timing: Option<CommunityCardTiming>,
+    /// fortune3cp-2025: community cards with no Progressive bet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub community_without_progressive: Option<CommunityWithoutProgressive>,
+    /// stud-2004: which exposed cards void the round together.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stud_exposed_count_scope: Option<StudExposedCountScope>,
+    /// fortune3cp-2025: the bets after a shuffler failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shuffler_failure_bets: Option<ShufflerFailureBets>,
+    /// sangong-1996: where settlement against the banker's capital starts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sangong_settlement_start: Option<SangongSettlementStart>,
 }
 
 use RulesetId::*;
@@ -329,7 +394,7 @@ const FORTUNE: &[RulesetId] = &[Fortune3cp2025, Fortune3cp2008];
 impl RulesetOptions {
     /// Checks that every option set applies to `id` and is in range.
     pub fn validate_for(&self, id: RulesetId) -> Result<(), RulesError> {
-        let checks: [(&'static str, bool, &'static [RulesetId]); 24] = [
+        let checks: [(&'static str, bool, &'static [RulesetId]); 29] = [
             ("top_straight_flush", self.top_straight_flush.is_some(), &[Fortune3cp2008]),
             ("three_odd_cards_tie", self.three_odd_cards_tie.is_some(), FORTUNE),
             ("ante_bonus_scope", self.ante_bonus_scope.is_some(), &[Fortune3cp2025]),
@@ -354,6 +419,11 @@ impl RulesetOptions {
             ("royal_share", self.royal_share.is_some(), &[Stud2004]),
             ("sangong_equal_points", self.sangong_equal_points.is_some(), &[Sangong1996]),
             ("sangong_high_card_compare", self.sangong_high_card_compare.is_some(), &[Sangong1996]),
+            ("community_card_timing", self.community_card_timing.is_some(), &[Fortune3cp2025]),
+            ("community_without_progressive", self.community_without_progressive.is_some(), &[Fortune3cp2025]),
+            ("stud_exposed_count_scope", self.stud_exposed_count_scope.is_some(), &[Stud2004]),
+            ("shuffler_failure_bets", self.shuffler_failure_bets.is_some(), &[Fortune3cp2025]),
+            ("sangong_settlement_start", self.sangong_settlement_start.is_some(), &[Sangong1996]),
         ];
         for (name, set, applies) in checks {
             if set && !applies.contains(&id) {
@@ -473,6 +543,26 @@ impl RulesetOptions {
     /// How several stud royal flushes of one round share the Progressive.
     pub fn royal_share(&self) -> RoyalShare {
         self.royal_share.unwrap_or_default()
+    }
+    /// Whether the community cards must wait for the dealer's hand to be complete.
+    pub fn community_cards_after_dealer(&self) -> bool {
+        self.community_card_timing.unwrap_or_default() == CommunityCardTiming::AfterDealer
+    }
+    /// Whether community cards dealt with no Progressive bet breach Art. 11(3).
+    pub fn community_without_progressive_breach(&self) -> bool {
+        self.community_without_progressive.unwrap_or_default() == CommunityWithoutProgressive::Breach
+    }
+    /// Whether an exposed dealer card counts towards stud's "two or more cards exposed".
+    pub fn stud_exposures_count_dealer_cards(&self) -> bool {
+        self.stud_exposed_count_scope.unwrap_or_default() == StudExposedCountScope::AllCards
+    }
+    /// Whether a 2025 shuffler failure lets the players withdraw their bets.
+    pub fn shuffler_failure_bets_withdrawable(&self) -> bool {
+        self.shuffler_failure_bets.unwrap_or_default() == ShufflerFailureBets::Withdrawable
+    }
+    /// Where San Gong's settlement against the banker's capital starts.
+    pub fn sangong_settlement_start(&self) -> SangongSettlementStart {
+        self.sangong_settlement_start.unwrap_or_default()
     }
     /// How San Gong hands are compared (Art. 7, annex; ambiguities E-2 and E-3).
     pub fn sangong_rule(&self) -> SanGongRule {

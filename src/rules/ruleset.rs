@@ -568,7 +568,18 @@ impl Ruleset {
                         rule(K::CardsToHandWithoutBet, Consequence::HandNull, "17(4)(2)"),
                         // One deck (Art. 2(1)): a duplicate means the deal itself is wrong.
                         rule(K::DuplicateCard, void(true), "17(1)(1)"),
-                        rule(K::ShufflerFailure, Consequence::Redeal { progressive_carries_over: true }, "17(2)"),
+                        // "suspender imediatamente a jogada": the bets stand for the new deal,
+                        // or the round is void and they may be withdrawn (A-4); 17(3) carries
+                        // the Progressive over either way.
+                        rule(
+                            K::ShufflerFailure,
+                            if options.shuffler_failure_bets_withdrawable() {
+                                void(true)
+                            } else {
+                                Consequence::Redeal { progressive_carries_over: true }
+                            },
+                            "17(2)",
+                        ),
                     ]
                 },
                 options,
@@ -898,6 +909,20 @@ mod tests {
             f25.irregularity(K::DealerCardExposed).unwrap().consequence,
             Consequence::RoundVoid { progressive_carries_over: false }
         );
+        // 17(2): after a shuffler failure the bets stand for the new deal (A-4)…
+        assert_eq!(
+            f25.irregularity(K::ShufflerFailure).unwrap().consequence,
+            Consequence::Redeal { progressive_carries_over: true }
+        );
+        // …or, under `shuffler_failure_bets = withdrawable`, the round is void (17(3) still
+        // carries the Progressive over).
+        let withdrawable: crate::rules::options::RulesetOptions =
+            serde_json::from_str(r#"{"shuffler_failure_bets": "withdrawable"}"#).unwrap();
+        let f25_void = Ruleset::with_options(RulesetId::Fortune3cp2025, withdrawable.clone()).unwrap();
+        let failure = f25_void.irregularity(K::ShufflerFailure).unwrap();
+        assert_eq!(failure.consequence, Consequence::RoundVoid { progressive_carries_over: true });
+        assert_eq!(failure.citation.to_string(), "fortune3cp-2025 Art. 17(2)");
+        assert!(Ruleset::with_options(RulesetId::Fortune3cp2008, withdrawable).is_err(), "a 2025 option only");
         // fortune3cp-2008 Art. 11(2): exposures do not void, a dealer card is set aside.
         let f08 = Ruleset::new(RulesetId::Fortune3cp2008);
         assert_eq!(f08.irregularity(K::SeveralPlayerCardsExposed).unwrap().consequence, Consequence::Continues);

@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::card::{Card, CardSet};
-use super::deal::Seat;
+use super::deal::{sangong_first_place, SanGongDeal, Seat, SANGONG_PLACES};
 use super::eval3::HandRank3;
 use super::eval5::{Category5, Evaluator5};
-use super::options::{BankerCommission, RoyalShare};
+use super::options::{BankerCommission, RoyalShare, SangongSettlementStart};
 use super::payout::{self, BetOutcome, Outcome};
 use super::ruleset::{
     BetKind, Citation, Consequence, GameKind, IrregularityKind, ProgressiveAward, Ruleset, RulesetId,
@@ -99,6 +99,21 @@ pub struct Round {
     /// stud-2004 Art. 9(5): the house's maximum payout per round for quads and better.
     #[serde(default)]
     pub max_payout: Option<Money>,
+    /// sangong-1996 Art. 5(3): the banker's capital, when known; without it every bet is
+    /// settled in full.
+    #[serde(default)]
+    pub sangong_bank: Option<SanGongBank>,
+}
+
+/// A San Gong banker's capital for the round and the deal that orders its settlement
+/// (sangong-1996 Art. 2(2)–(3), 5(3)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SanGongBank {
+    /// The banker's place and the dice total.
+    pub deal: SanGongDeal,
+    /// "O banqueiro é obrigado a colocar o seu capital em fichas na mesa" (Art. 5(3)).
+    pub capital: Money,
 }
 
 /// One bet's settlement.
@@ -513,6 +528,9 @@ fn settle_sangong(rs: &Ruleset, round: &Round) -> Result<Settlement, RulesError>
         }
         hands.push(HandSettlement { seat: h.seat, hand: SanGongValue::of(cards).name(), null: None, bets });
     }
+    if let (Some(bank), true) = (round.sangong_bank, stakes_known) {
+        (banker_gross, banker_won_bets) = cap_to_banker_capital(rs, bank, &mut hands)?;
+    }
     // Art. 9: "5% de todas as jogadas ganhas" — on the banker side by option.
     let commission = |amount: Money| (amount as f64 * rs.commission).round() as Money;
     let banker_net = stakes_known.then(|| match rs.options.sangong_banker_commission() {
@@ -528,6 +546,67 @@ fn settle_sangong(rs: &Ruleset, round: &Round) -> Result<Settlement, RulesError>
         banker_net,
         progressive_pool_after: None,
     })
+}
+
+/// sangong-1996 Art. 5(3): "Em caso algum poderá o ganho ou perda do banqueiro exceder o
+/// montante do seu capital em cada jogada." Bets are collected or paid place by place,
+/// counter-clockwise (Art. 2(3)), from the place the table's option names (E-6), against the
+/// running bank: a winning bet is paid what the capital and the amounts collected so far still
+/// cover, the rest returned unpaid; a losing bet is collected only until the banker's gain
+/// reaches the capital, the rest returned. Each bet cut keeps its result and multiple, its
+/// amount changed and Art. 5(3) cited. Returns the banker's gross and the stakes collected.
+fn cap_to_banker_capital(
+    rs: &Ruleset,
+    bank: SanGongBank,
+    hands: &mut [HandSettlement],
+) -> Result<(Money, Money), RulesError> {
+    if bank.capital < 0 {
+        return Err(RulesError::BadRound(format!("the banker's capital {} is negative", bank.capital)));
+    }
+    let banker = bank.deal.banker;
+    let start = match rs.options.sangong_settlement_start() {
+        SangongSettlementStart::FirstDealtPlace => {
+            sangong_first_place(bank.deal, rs.options.sangong_dice_count_start())?
+        }
+        SangongSettlementStart::BankerNextPlace => Seat((banker.0 + SANGONG_PLACES - 2) % SANGONG_PLACES + 1),
+    };
+    // Counter-clockwise means towards lower seat numbers (deal::sangong_first_place).
+    let order: Vec<Seat> =
+        (0..SANGONG_PLACES).map(|i| Seat((start.0 - 1 + SANGONG_PLACES - i) % SANGONG_PLACES + 1)).collect();
+    for h in hands.iter() {
+        if h.seat == banker || !order.contains(&h.seat) {
+            return Err(RulesError::BadRound(format!(
+                "{} is not a player's place of a San Gong table whose banker sits at {banker}",
+                h.seat
+            )));
+        }
+    }
+    let (mut gain, mut collected) = (0 as Money, 0 as Money);
+    for seat in order {
+        for h in hands.iter_mut().filter(|h| h.seat == seat) {
+            for bet in &mut h.bets {
+                let Some(stake) = bet.stake else { continue };
+                // What changes hands between banker and player, before the player's
+                // commission (a winner nets 0.95 of it, Art. 9).
+                let (gross, settled) = if bet.net_multiple < 0.0 {
+                    let lost = money(Some(stake), -bet.net_multiple).unwrap_or(0);
+                    (-lost, -lost.min((bank.capital - gain).max(0)))
+                } else if bet.net_multiple > 0.0 {
+                    (stake, stake.min((bank.capital + gain).max(0)))
+                } else {
+                    (0, 0)
+                };
+                gain -= settled;
+                collected += (-settled).max(0);
+                if settled != gross {
+                    let multiple = if settled > 0 { bet.net_multiple } else { 1.0 };
+                    bet.net_amount = money(Some(settled), multiple);
+                    bet.citations.push(rs.cite("5(3)"));
+                }
+            }
+        }
+    }
+    Ok((gain, collected))
 }
 
 #[cfg(test)]
@@ -553,6 +632,7 @@ mod tests {
             irregularities: vec![],
             progressive_pool: None,
             max_payout: None,
+            sangong_bank: None,
         }
     }
 
@@ -910,5 +990,56 @@ mod tests {
         assert_eq!(s.hands[1].bets[0].citations[0].to_string(), "sangong-1996 Art. 8");
         // Banker: +100 +300 −100 = +300 gross, 5% of net win → 285.
         assert_eq!(s.banker_net, Some(285));
+    }
+
+    /// sangong-1996 Art. 5(3): the banker's gain or loss never exceeds the capital. The banker
+    /// sits at place 5; four dice of 11 give place 3 the first cards (Art. 2(2), the banker
+    /// counting as 1), so by default settlement runs 3, 2, 1, 8, 7, 6, 4 (E-6).
+    #[test]
+    fn sangong_settlement_stays_within_the_banker_s_capital_in_the_option_s_order() {
+        let hands = || {
+            vec![
+                hand(3, "KS QH 9D", &[(BetKind::Bet, 100)], Decision::Played), // 9, two figures: wins
+                hand(2, "KH QD 8C", &[(BetKind::Bet, 100)], Decision::Played), // 8, two figures: wins
+                hand(8, "AD 9C 10C", &[(BetKind::Bet, 100)], Decision::Played), // 0 against 0: Art. 8
+                hand(4, "2S 3H 5D", &[(BetKind::Bet, 50)], Decision::Played),  // 0 against 0: Art. 8
+            ]
+        };
+        let deal = SanGongDeal { banker: Seat(5), dice_total: 11 };
+        let with_capital =
+            |capital: Money| Round { sangong_bank: Some(SanGongBank { deal, capital }), ..round(hands(), "4S 6H 10D") };
+        let amounts = |s: &Settlement| -> Vec<Option<Money>> { s.hands.iter().map(|h| h.bets[0].net_amount).collect() };
+        let rs = Ruleset::new(RulesetId::Sangong1996);
+        // Without a capital every bet is settled in full.
+        let full = settle(&rs, &round(hands(), "4S 6H 10D")).unwrap();
+        assert_eq!(amounts(&full), [Some(95), Some(95), Some(-100), Some(-50)]);
+        // Capital 150: place 3 is paid 100 and place 2 the 50 left (0.95 of it to the player);
+        // the losers at 8 and 4 are then collected against the running bank.
+        let s = settle(&rs, &with_capital(150)).unwrap();
+        assert_eq!(amounts(&s), [Some(95), Some(48), Some(-100), Some(-50)]);
+        assert_eq!(s.hands[1].bets[0].citations.last().unwrap().to_string(), "sangong-1996 Art. 5(3)");
+        assert_eq!(s.hands[0].bets[0].citations.len(), 2, "a bet paid in full cites no cap");
+        assert_eq!(s.banker_net, Some(0));
+        // From the banker's neighbour (4, 3, 2, …) place 4's loss comes first and covers both.
+        let rs_next = Ruleset::with_options(
+            RulesetId::Sangong1996,
+            serde_json::from_str(r#"{"sangong_settlement_start": "banker_next_place"}"#).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(amounts(&settle(&rs_next, &with_capital(150)).unwrap()), amounts(&full));
+        // The banker's gain stops at the capital too: only 120 of the 150 lost are collected.
+        let losers = Round {
+            hands: hands().split_off(2),
+            sangong_bank: Some(SanGongBank { deal, capital: 120 }),
+            ..round(vec![], "4S 6H 10D")
+        };
+        let s = settle(&rs, &losers).unwrap();
+        assert_eq!(amounts(&s), [Some(-100), Some(-20)], "place 8, then place 4");
+        assert_eq!(s.banker_net, Some(114), "5 % of the net win of 120");
+        // A capital of nothing settles nothing; a player at the banker's place is an error.
+        assert_eq!(amounts(&settle(&rs, &with_capital(0)).unwrap()), [Some(0), Some(0), Some(0), Some(0)]);
+        let mut at_banker = with_capital(150);
+        at_banker.hands[0].seat = Seat(5);
+        assert!(matches!(settle(&rs, &at_banker), Err(RulesError::BadRound(m)) if m.contains("banker")));
     }
 }

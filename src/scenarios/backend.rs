@@ -77,7 +77,7 @@ pub fn backend_hints(dir: &Path) -> Result<VecDeque<(u64, TableHint)>, PipelineE
     for r in &rounds {
         hints.push((r.first_frame, BackendHint::DealingMode { mode: r.dealing }));
         if let Some(d) = &r.sangong {
-            hints.push((r.first_frame, BackendHint::Dice { banker: d.banker, total: d.dice_total }));
+            hints.push((r.first_frame, BackendHint::Dice { banker: d.banker, total: d.dice_total, capital: None }));
         }
         let at = |action: usize| starts.get(&(r.index, action)).copied();
         if r.sangong.is_none() {
@@ -188,7 +188,7 @@ mod tests {
             hints_of(true),
             vec![
                 (100, BackendHint::DealingMode { mode: DealingMode::Shuffler }),
-                (100, BackendHint::Dice { banker: 4, total: 9 }),
+                (100, BackendHint::Dice { banker: 4, total: 9, capital: None }),
             ]
         );
     }

@@ -649,6 +649,7 @@ mod tests {
             irregularities: vec![],
             progressive_pool: None,
             max_payout: None,
+            sangong_bank: None,
         };
         // K held, 2 not (the dealer's 2 is not the hand's), A held by the dealer
         assert_eq!(cards_by_rank(&o, Some(&truth)), (3, 1));
@@ -676,6 +677,7 @@ mod tests {
             irregularities: vec![],
             progressive_pool: None,
             max_payout: None,
+            sangong_bank: None,
         });
         let found = |card: Option<&str>| {
             let f = RoundFlag { card: card.map(|c| c.parse().unwrap()), ..flag(1, k, Some(4), None) };

@@ -131,7 +131,7 @@ pub fn frame_ms(frame: u64) -> f64 {
 pub fn backend_hints(plan: &RoundPlan, round_id: Option<String>) -> Vec<BackendHint> {
     let mut h = vec![BackendHint::RoundStart { round_id }];
     if let Some(sg) = plan.sangong {
-        h.push(BackendHint::Dice { banker: sg.banker.0, total: sg.dice_total });
+        h.push(BackendHint::Dice { banker: sg.banker.0, total: sg.dice_total, capital: None });
     }
     for hand in &plan.round.hands {
         let wagers = hand.wagers.iter().filter(|w| !matches!(w.bet, BetKind::Play | BetKind::Raise)).cloned().collect();

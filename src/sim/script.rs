@@ -699,6 +699,7 @@ pub fn plan_round(
         irregularities: observed.clone(),
         progressive_pool: None,
         max_payout: None,
+        sangong_bank: None,
     };
     let settlement = settle_for_truth(rs, &round)?;
     let expected_flags = observed

@@ -1124,8 +1124,13 @@ impl Tracker {
     /// dealer's is shown by design (stud's shown card may land after the rest of its packet:
     /// [`Self::dealer_shown_last`]). Every player's hand must be whole and the dealer's hand hold
     /// at least one card; the deal is past the dealer's hand when
-    /// - the community cards, dealt after it (fortune3cp-2025 Art. 11(3), (4)), came last and
-    ///   lie whole in their spot; or
+    /// - the community cards came last and lie whole in their spot, and they cannot have come
+    ///   between the dealer's cards: the table deals them after the dealer's hand
+    ///   (`community_card_timing = after_dealer`), or the dealer's three cards go together after
+    ///   the players' (fortune3cp-2025 Art. 11(1) "e a seguir distribui três cartas à mão da
+    ///   banca"), or come in one packet; with `f2025_shoe_dealer_cards` reading the dealer last
+    ///   in each pass, community cards at any point of the deal (A-6) may still be followed by
+    ///   the dealer's last card; or
     /// - dealt in packets, the dealer's packet came last (qpoker-2004 Art. 7, fortune3cp-2025
     ///   Art. 11, fortune3cp-2008 Art. 7: the dealer last) and no community cards are due: a
     ///   shuffler's packet lands in one move, so a dealer's hand short then got a short packet.
@@ -1160,7 +1165,14 @@ impl Tracker {
         }
         let latest = self.dealt.last().map(|&(zone, _)| zone);
         let community = u32::from(self.rs.community_cards);
-        if community > 0 && latest == Some(TableZone::Community) && self.held_in(TableZone::Community) >= community {
+        let dealer_hand_whole_before_community = self.rs.options.community_cards_after_dealer()
+            || self.dealt_in_packets()
+            || self.rs.dealer_turns().iter().all(|&t| t == crate::rules::ruleset::DealerTurn::AfterAllPlayers);
+        if community > 0
+            && dealer_hand_whole_before_community
+            && latest == Some(TableZone::Community)
+            && self.held_in(TableZone::Community) >= community
+        {
             return Some("the community cards, dealt after the dealer's hand, are out");
         }
         let community_due = prescribed.iter().any(|&(zone, n)| zone == TableZone::Community && self.held_in(zone) < n);

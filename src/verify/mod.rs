@@ -20,7 +20,9 @@ use crate::events::{
 use crate::rules::deal::{deal_plan, deal_plan_with_turn, DealRequest, SanGongDeal};
 use crate::rules::ruleset::{FaceUpByDesign, GameKind};
 use crate::rules::settle::{settle, Decision, HandRound, Observed, Round, RoundStatus, Settlement, Wager};
-use crate::rules::{BetKind, Card, Consequence, DealingMode, IrregularityKind, Position, Rank, Ruleset, Seat, Suit};
+use crate::rules::{
+    BetKind, Card, Consequence, DealingMode, IrregularityKind, Position, Rank, Ruleset, RulesetId, Seat, Suit,
+};
 use crate::track::{FrameObservations, SpotPresence, TrackError, TrackEvent, TrackEventKind, Tracker, TrackerOptions};
 
 /// Errors of the verifier.
@@ -128,6 +130,8 @@ struct RoundRec {
     hinted_wagers: BTreeMap<u8, Vec<Wager>>,
     hinted_decisions: BTreeMap<u8, Decision>,
     dice: Option<SanGongDeal>,
+    /// San Gong: the banker's capital, as the backend tells it (Art. 5(3)).
+    banker_capital: Option<crate::rules::settle::Money>,
     mode_hint: Option<DealingMode>,
     phase: Option<RoundPhase>,
     cards: BTreeMap<u32, CardRec>,
@@ -145,7 +149,10 @@ struct RoundRec {
     order_checked: bool,
     flags: Vec<RoundFlag>,
     raised: BTreeSet<(IrregularityKind, Option<u8>)>,
-    player_exposures: Vec<u32>,
+    /// The exposure flags that count towards "more than one card exposed": player cards, and on
+    /// stud (`stud_exposed_count_scope = all_cards`, docs/rules.md C-7) dealer cards too.
+    /// Each with whether it was the dealer's.
+    exposures: Vec<(u32, bool)>,
     design_up_used: bool,
     /// Cards gone from a seat's hand, waiting for a replacement (a swap): the seat, the frame it
     /// was lost, and the `card_removed` flag already raised for it when its place was seen bare.
@@ -565,7 +572,7 @@ impl Verifier {
                     }
                     r.sequence.clear();
                     r.deviation = None;
-                    r.player_exposures.clear();
+                    r.exposures.clear();
                     r.design_up_used = false;
                     r.aside_pending = None;
                     r.aside_done = false;
@@ -599,8 +606,9 @@ impl Verifier {
             BackendHint::Decision { seat, decision } => {
                 r.hinted_decisions.insert(*seat, *decision);
             }
-            BackendHint::Dice { banker, total } => {
-                r.dice = Some(SanGongDeal { banker: Seat(*banker), dice_total: *total })
+            BackendHint::Dice { banker, total, capital } => {
+                r.dice = Some(SanGongDeal { banker: Seat(*banker), dice_total: *total });
+                r.banker_capital = *capital;
             }
             BackendHint::DealingMode { mode } => r.mode_hint = Some(*mode),
             BackendHint::ShufflerFault => {
@@ -639,14 +647,15 @@ impl Verifier {
     /// San Gong starting place) still possible.
     fn candidates(&self, r: &RoundRec) -> Vec<Vec<(TableZone, u8)>> {
         let seats: Vec<Seat> = self.bet_seats(r).into_iter().map(Seat).collect();
+        let community_in_order = self.rs.options.community_cards_after_dealer();
         let expand = |plan: Vec<crate::rules::Delivery>| -> Vec<(TableZone, u8)> {
             plan.iter()
                 .filter_map(|d| {
                     let z = match d.to {
                         Position::Seat(s) => TableZone::Seat(s.0),
                         Position::Dealer => TableZone::Dealer,
-                        Position::Community => TableZone::Community,
-                        Position::Discard => return None,
+                        Position::Community if community_in_order => TableZone::Community,
+                        Position::Community | Position::Discard => return None,
                     };
                     Some((z, d.cards))
                 })
@@ -758,7 +767,11 @@ impl Verifier {
             }
         }
         let no_bet_hand = matches!(zone, TableZone::Seat(s) if !bet_seats.contains(&s) && Some(zone) != dealer);
-        if during_deal && !no_bet_hand {
+        // Community cards come at any point of the deal by default (fortune3cp-2025 Art. 11(3)
+        // names none, docs/rules.md A-6): only `community_card_timing = after_dealer` puts them in
+        // the order the deal is checked against.
+        let in_order = zone != TableZone::Community || self.rs.options.community_cards_after_dealer();
+        if during_deal && !no_bet_hand && in_order {
             let r = self.round.as_mut().expect("checked");
             r.sequence.push((zone, frame));
             self.check_order(frame, t, out);
@@ -768,8 +781,14 @@ impl Verifier {
         let n = Self::zone_count(r, zone);
         match zone {
             TableZone::Community => {
-                let allowed =
-                    if self.progressive_present(r) == Some(false) { 0 } else { self.rs.community_cards as usize };
+                // With no Progressive bet none are due, but two are no breach unless the table
+                // says so (Art. 15(2) speaks of them on a table where nobody bet; A-6).
+                let none_due = self.progressive_present(r) == Some(false);
+                let allowed = if none_due && self.rs.options.community_without_progressive_breach() {
+                    0
+                } else {
+                    self.rs.community_cards as usize
+                };
                 if n > allowed {
                     let detail = format!("{n} community cards where {allowed} are dealt");
                     self.raise(IrregularityKind::WrongCommunityCards, None, frame, t, detail, None, out);
@@ -807,11 +826,26 @@ impl Verifier {
                     return;
                 }
             }
-            let seat = Self::seat_of_zone(zone);
-            let detail = format!("a dealer card (no. {order}) was dealt face up");
-            self.raise(IrregularityKind::DealerCardExposed, seat, frame, t, detail, None, out);
+            // stud-2004 Art. 11(1) "duas ou mais cartas": by default a dealer card counts with
+            // the players' (C-7); a second exposure voids the round whoever's it is.
+            let counts = self.rs.id == RulesetId::Stud2004 && self.rs.options.stud_exposures_count_dealer_cards();
+            let first = r.exposures.first().map(|e| e.0);
+            let id = match first.filter(|_| counts) {
+                Some(first) => {
+                    let detail = format!("a dealer card (no. {order}) was dealt face up: a second card exposed");
+                    self.raise(IrregularityKind::SeveralPlayerCardsExposed, None, frame, t, detail, Some(first), out)
+                }
+                None => {
+                    let seat = Self::seat_of_zone(zone);
+                    let detail = format!("a dealer card (no. {order}) was dealt face up");
+                    self.raise(IrregularityKind::DealerCardExposed, seat, frame, t, detail, None, out)
+                }
+            };
             let sets_aside = self.rs.exposed_dealer_card() == Some(Consequence::DealerCardSetAside);
             let r = self.round.as_mut().expect("checked");
+            if counts && r.exposures.len() < 2 {
+                r.exposures.extend(id.map(|id| (id, true)));
+            }
             if sets_aside && !r.aside_done && r.aside_pending.is_none() {
                 // fortune3cp-2008 Art. 11(2): the card is left out, face up, and the hand gets
                 // another; until it is seen leaving, its replacement is no card too many.
@@ -821,20 +855,28 @@ impl Verifier {
         }
         let TableZone::Seat(s) = zone else { return };
         let r = self.round.as_mut().expect("checked");
-        let n = r.player_exposures.len() + 1;
-        if n == 1 {
-            let detail = format!("seat {s} card {order} was dealt face up");
-            if let Some(id) = self.raise(IrregularityKind::OnePlayerCardExposed, Some(s), frame, t, detail, None, out) {
-                self.round.as_mut().expect("checked").player_exposures.push(id);
+        match r.exposures.first().copied() {
+            None => {
+                let detail = format!("seat {s} card {order} was dealt face up");
+                if let Some(id) =
+                    self.raise(IrregularityKind::OnePlayerCardExposed, Some(s), frame, t, detail, None, out)
+                {
+                    self.round.as_mut().expect("checked").exposures.push((id, false));
+                }
             }
-        } else if n == 2 {
-            let first = r.player_exposures[0];
-            let detail = format!("a second player card (seat {s} card {order}) was dealt face up");
-            if let Some(id) =
-                self.raise(IrregularityKind::SeveralPlayerCardsExposed, None, frame, t, detail, Some(first), out)
-            {
-                self.round.as_mut().expect("checked").player_exposures.push(id);
+            Some((first, by_dealer)) if r.exposures.len() == 1 => {
+                let detail = if by_dealer {
+                    format!("a player card (seat {s} card {order}) was dealt face up after a dealer card")
+                } else {
+                    format!("a second player card (seat {s} card {order}) was dealt face up")
+                };
+                if let Some(id) =
+                    self.raise(IrregularityKind::SeveralPlayerCardsExposed, None, frame, t, detail, Some(first), out)
+                {
+                    self.round.as_mut().expect("checked").exposures.push((id, false));
+                }
             }
+            Some(_) => {}
         }
     }
 
@@ -1275,6 +1317,11 @@ impl Verifier {
             irregularities,
             progressive_pool: None,
             max_payout: None,
+            // Settled within the banker's capital once the backend has told it (Art. 5(3)).
+            sangong_bank: r
+                .dice
+                .zip(r.banker_capital)
+                .map(|(deal, capital)| crate::rules::settle::SanGongBank { deal, capital }),
         };
         let settlement: Option<Settlement> = if voided.is_some() {
             settle(&self.rs, &round).ok()
@@ -1687,7 +1734,7 @@ impl TableMonitor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::{BetKind, RulesetId};
+    use crate::rules::BetKind;
     use crate::track::SpotPresence;
 
     /// A round started at frame 1 with `chips` on the table, its deal begun.
@@ -2214,5 +2261,171 @@ mod tests {
             (flags[0].0, flags[0].1.irregularity, flags[0].1.seat),
             (26 + COVER_TURN_FRAMES + 1, IrregularityKind::OnePlayerCardExposed, Some(1))
         );
+    }
+
+    /// `events` with the card dealt `order`-th to `zone` landing face up.
+    fn turned_up(mut events: Vec<(u64, TrackEventKind)>, zone: TableZone, order: u32) -> Vec<(u64, TrackEventKind)> {
+        for (_, e) in &mut events {
+            if let TrackEventKind::Dealt { zone: z, order: o, face_up, .. } = e {
+                if *z == zone && *o == order {
+                    *face_up = true;
+                }
+            }
+        }
+        events
+    }
+
+    /// The irregularities a verifier of `id` with the options `opts` (JSON) raises.
+    fn kinds_under(id: RulesetId, opts: &str, events: &[(u64, TrackEventKind)]) -> Vec<IrregularityKind> {
+        let rs = Ruleset::with_options(id, serde_json::from_str(opts).unwrap()).unwrap();
+        flags_with(rs, events, 60).into_iter().map(|(_, f)| f.irregularity).collect()
+    }
+
+    /// stud-2004 Art. 11(1) "duas ou mais cartas" (docs/rules.md C-7): by default an exposed
+    /// dealer card and an exposed player card are two cards exposed, voiding the round;
+    /// `stud_exposed_count_scope = player_cards_only` counts the player's alone (Art. 11(2):
+    /// play continues) beside the dealer card's own consequence. The designed up-card (the
+    /// dealer's fifth, Art. 7) never counts.
+    #[test]
+    fn a_stud_dealer_card_exposed_counts_with_a_players_unless_the_table_says_not() {
+        use IrregularityKind as K;
+        let chips = vec![SpotPresence { seat: 1, bet: BetKind::Ante }];
+        let shoe = stud_deal_to_seat_1(&chips);
+        let dealer_then_player = turned_up(turned_up(shoe.clone(), TableZone::Dealer, 2), TableZone::Seat(1), 4);
+        assert_eq!(
+            kinds_under(RulesetId::Stud2004, "{}", &dealer_then_player),
+            [K::DealerCardExposed, K::SeveralPlayerCardsExposed]
+        );
+        let only_players = r#"{"stud_exposed_count_scope": "player_cards_only"}"#;
+        assert_eq!(
+            kinds_under(RulesetId::Stud2004, only_players, &dealer_then_player),
+            [K::DealerCardExposed, K::OnePlayerCardExposed]
+        );
+        let player_then_dealer = turned_up(turned_up(shoe.clone(), TableZone::Seat(1), 1), TableZone::Dealer, 3);
+        let flags = stud_flags(&player_then_dealer, 60);
+        let kinds: Vec<K> = flags.iter().map(|(_, f)| f.irregularity).collect();
+        assert_eq!(kinds, [K::OnePlayerCardExposed, K::SeveralPlayerCardsExposed]);
+        assert_eq!(flags[1].1.supersedes_flag, Some(flags[0].1.flag_id), "the void supersedes the lone exposure");
+        assert!(flags[1].1.consequence["kind"] == "round_void", "{:?}", flags[1].1.consequence);
+        assert_eq!(
+            kinds_under(RulesetId::Stud2004, only_players, &player_then_dealer),
+            [K::OnePlayerCardExposed, K::DealerCardExposed]
+        );
+        let designed = turned_up(turned_up(shoe, TableZone::Dealer, 5), TableZone::Seat(1), 2);
+        assert_eq!(kinds_under(RulesetId::Stud2004, "{}", &designed), [K::OnePlayerCardExposed]);
+    }
+
+    /// fortune3cp-2025 Art. 11(3) names no point of the deal for the community cards and 15(2)
+    /// speaks of them on a table where nobody bet the Progressive (docs/rules.md A-6): by default
+    /// they may come first and may lie there without a Progressive bet;
+    /// `community_card_timing = after_dealer` and `community_without_progressive = breach` make
+    /// each a breach of Art. 11, voiding the round (17(1)(1)).
+    #[test]
+    fn community_cards_may_come_at_any_point_and_without_a_progressive_unless_the_table_says_not() {
+        use IrregularityKind as K;
+        let (s1, d, c) = (TableZone::Seat(1), TableZone::Dealer, TableZone::Community);
+        let shoe_deal = |chips: &[SpotPresence], zones: &[TableZone]| {
+            let mut events = deal_in_order(chips, zones);
+            let shoe = BackendHint::DealingMode { mode: DealingMode::Shoe };
+            events.insert(2, (1, TrackEventKind::Hint(shoe)));
+            events
+        };
+        let ante = SpotPresence { seat: 1, bet: BetKind::Ante };
+        let progressive = [ante, SpotPresence { seat: 1, bet: BetKind::Progressive }];
+        let f25 = RulesetId::Fortune3cp2025;
+        let after_dealer = r#"{"community_card_timing": "after_dealer"}"#;
+        let last = shoe_deal(&progressive, &[s1, s1, s1, d, d, d, c, c]);
+        assert_eq!(kinds_under(f25, "{}", &last), []);
+        assert_eq!(kinds_under(f25, after_dealer, &last), []);
+        let first = shoe_deal(&progressive, &[c, c, s1, s1, s1, d, d, d]);
+        assert_eq!(kinds_under(f25, "{}", &first), []);
+        assert_eq!(kinds_under(f25, after_dealer, &first), [K::WrongDealOrder]);
+        let breach = r#"{"community_without_progressive": "breach"}"#;
+        let unbet = shoe_deal(&[ante], &[s1, s1, s1, d, d, d, c, c]);
+        assert_eq!(kinds_under(f25, "{}", &unbet), []);
+        let flags = flags_with(Ruleset::with_options(f25, serde_json::from_str(breach).unwrap()).unwrap(), &unbet, 60);
+        assert_eq!(flags.len(), 1, "{flags:?}");
+        assert_eq!(
+            (flags[0].1.irregularity, flags[0].1.citation.as_str()),
+            (K::WrongCommunityCards, "fortune3cp-2025 Art. 17(1)(1)")
+        );
+        // three are too many either way
+        assert_eq!(
+            kinds_under(f25, "{}", &shoe_deal(&[ante], &[s1, s1, s1, d, d, d, c, c, c])),
+            [K::WrongCommunityCards]
+        );
+    }
+
+    /// sangong-1996 Art. 5(3) through the verifier: the backend's `dice` hint carries the
+    /// banker's capital, and the outcome pays and collects no more than it. Banker at place 5,
+    /// dice 11: place 3 gets the first packet and is settled first, then 2, 1, 8, 7, 6, 4 (E-6).
+    #[test]
+    fn a_san_gong_outcome_stays_within_the_banker_s_capital_the_backend_told() {
+        let outcome_with = |capital: Option<crate::rules::settle::Money>| {
+            let wager = |seat| BackendHint::Bets { seat, wagers: vec![Wager { bet: BetKind::Bet, stake: Some(100) }] };
+            let mut events = vec![
+                (1, TrackEventKind::RoundStarted { chips: vec![], by_hint: false }),
+                (1, TrackEventKind::Hint(BackendHint::Dice { banker: 5, total: 11, capital })),
+                (
+                    1,
+                    TrackEventKind::Phase {
+                        from: RoundPhase::WaitingForBets,
+                        to: RoundPhase::Dealing,
+                        reason: "test".into(),
+                        chips: vec![],
+                    },
+                ),
+            ];
+            let hands = [
+                (3, ["KS", "QH", "9D"]), // 9 with two figures: beats the banker's 0
+                (2, ["KH", "QD", "8C"]), // 8 with two figures: beats it too
+                (1, ["AD", "9C", "10C"]),
+                (8, ["2S", "3H", "5D"]),
+                (7, ["2C", "3D", "5H"]),
+                (6, ["2D", "3C", "5S"]),
+                (5, ["4S", "6H", "10D"]), // the banker: 0, no figure
+                (4, ["4C", "6D", "10S"]),
+            ];
+            for (i, (place, cards)) in hands.iter().enumerate() {
+                if *place != 5 {
+                    // every player's stake: the cap needs them all
+                    events.insert(2, (1, TrackEventKind::Hint(wager(*place))));
+                }
+                for (j, code) in cards.iter().enumerate() {
+                    let track = (3 * i + j) as u32 + 1;
+                    let zone = TableZone::Seat(*place);
+                    events.push((2 + 4 * i as u64 + j as u64, dealt(track, zone, j as u32 + 1, RoundPhase::Dealing)));
+                    let card = code.parse().unwrap();
+                    let read =
+                        TrackEventKind::Identified { track, zone: Some(zone), card, previous: None, corrects: false };
+                    events.push((50, read));
+                }
+            }
+            let reveal = |from, to| TrackEventKind::Phase { from, to, reason: "test".into(), chips: vec![] };
+            events.push((40, reveal(RoundPhase::Dealing, RoundPhase::Decisions)));
+            events.push((45, reveal(RoundPhase::Decisions, RoundPhase::Reveal)));
+            events.push((60, TrackEventKind::RoundEnded));
+            events.sort_by_key(|e| e.0);
+            let mut v = Verifier::new(Ruleset::new(RulesetId::Sangong1996), VerifierOptions::new("T", "C")).unwrap();
+            let mut outcome = None;
+            for (frame, kind) in &events {
+                for e in v.process(&TrackEvent { frame: *frame, time_ms: *frame as f64 * 33.3, kind: kind.clone() }) {
+                    match e.body {
+                        EventBody::RoundOutcome(o) => outcome = Some(*o),
+                        EventBody::RoundFlag(f) => panic!("a clean round flagged: {f:?}"),
+                        _ => {}
+                    }
+                }
+            }
+            let o = outcome.expect("the round ended");
+            assert_eq!(o.verification.status, VerificationStatus::Verified, "{:?}", o.verification.reasons);
+            [3, 2, 1, 8, 7, 6, 4].map(|seat| o.hands.iter().find(|h| h.seat == seat).unwrap().bets[0].net_amount)
+        };
+        let full = [95, 95, -100, -100, -100, -100, -100].map(Some);
+        assert_eq!(outcome_with(None), full, "no capital told: settled in full");
+        assert_eq!(outcome_with(Some(1000)), full);
+        // Place 2 gets the 50 left (0.95 of it); places 1, 8 and 7 are collected; the banker's
+        // gain has then reached the capital, and places 6 and 4 keep their stakes.
+        assert_eq!(outcome_with(Some(150)), [95, 48, -100, -100, -100, 0, 0].map(Some));
     }
 }
