@@ -5455,11 +5455,19 @@ mod tests {
 
     /// Fortune seed 7's `two_cards_to_dealer`, dealt from a shoe: the dealer had two cards and
     /// the community cards, dealt after the dealer's hand (fortune3cp-2025 Art. 11(3)), came;
-    /// the deal waited the idle time for a dealer's card that could no longer come.
+    /// the deal waited the idle time for a dealer's card that could no longer come. Where the
+    /// table reads Art. 11(1) as serving the dealer last in each pass, community cards dealt at
+    /// any point (docs/rules.md A-5, A-6) may still be followed by the dealer's last card: the
+    /// deal waits, unless the table deals them after the dealer's hand.
     #[test]
     fn a_deal_short_at_the_dealer_ends_once_the_community_cards_are_out() {
-        let run = |community: u64| {
-            let (mut t, g) = tracker();
+        let with = |options: &str| {
+            let rs = Ruleset::with_options(RulesetId::Fortune3cp2025, serde_json::from_str(options).unwrap()).unwrap();
+            let (_, g) = tracker();
+            (Tracker::new(rs, &g, TrackerOptions::default()).expect("ok"), g)
+        };
+        let run = |community: u64, options: &str| {
+            let (mut t, g) = with(options);
             let cw = g.calibration.card_size_mm[0];
             let spot = |c: Point, i: u64| Point::new(c.x + (i as f64 - 1.0) * 0.55 * cw, c.y);
             let (seat, dealer, spot_c) =
@@ -5476,11 +5484,17 @@ mod tests {
         };
         let settle = u64::from(TrackerOptions::default().deal_settle_frames);
         let idle = u64::from(TrackerOptions::default().deal_idle_frames);
-        let (decisions, rest) = run(2);
+        let (decisions, rest) = run(2, "{}");
         assert!(decisions.is_some_and(|d| d <= rest + settle + 3), "{decisions:?} (cards rest at {rest})");
         // one community card out: the second may still come
-        let (decisions, rest) = run(1);
+        let (decisions, rest) = run(1, "{}");
         assert!(decisions.is_some_and(|d| d >= rest + idle - 3), "{decisions:?} (cards rest at {rest})");
+        let last_each_pass = r#"{"f2025_shoe_dealer_cards": "last_each_pass"}"#;
+        let (decisions, rest) = run(2, last_each_pass);
+        assert!(decisions.is_some_and(|d| d >= rest + idle - 3), "{decisions:?} (cards rest at {rest})");
+        let after_dealer = r#"{"f2025_shoe_dealer_cards": "last_each_pass", "community_card_timing": "after_dealer"}"#;
+        let (decisions, rest) = run(2, after_dealer);
+        assert!(decisions.is_some_and(|d| d <= rest + settle + 3), "{decisions:?} (cards rest at {rest})");
     }
 
     /// Q Poker seed 7's `two_cards_to_dealer`, dealt by a shuffler: the dealer's packet, served
