@@ -479,6 +479,8 @@ fn wide(var: &str, default: u64) -> u64 {
 // lead separates them). Fixed 2026-12-07: a face-up card never read (stud seed 30 round 8: a
 // sure misread of its neighbour gave the card's track, unseen for 12 frames, the neighbour's
 // detection; `a_card_unseen_for_frames_leaves_its_neighbour_s_misread_detection_to_its_neighbour`).
+// 2026-12-08, TV_SEEDS=60 TV_CLEAN_SESSIONS=100: all 6960 scenario runs pass; of 5000 clean
+// rounds only stud seed 50's (above) fails.
 #[test]
 fn every_scenario_raises_exactly_its_flags_in_time() {
     let mut failures = Vec::new();
