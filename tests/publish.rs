@@ -507,7 +507,7 @@ fn every_documented_hint_parses() {
 
 #[test]
 fn malformed_hints_get_structured_errors() {
-    let cases: [(&[u8], HintErrorKind, Option<&str>); 15] = [
+    let cases: [(&[u8], HintErrorKind, Option<&str>); 16] = [
         (b"{not json", HintErrorKind::NotJson, None),
         (b"[1,2]", HintErrorKind::NotJson, None),
         (br#"{"table":"t1"}"#, HintErrorKind::UnknownType, Some("type")),
@@ -534,6 +534,11 @@ fn malformed_hints_get_structured_errors() {
             br#"{"type":"jackpot","table":"t1","pool":1,"fixed":{"x":-1}}"#,
             HintErrorKind::NegativeAmount,
             Some("fixed.x"),
+        ),
+        (
+            br#"{"type":"jackpot","table":"t1","pool":1,"fixed":{"four_of_a_kind":100}}"#,
+            HintErrorKind::Schema,
+            Some("fixed.four_of_a_kind"),
         ),
     ];
     for (bytes, kind, field) in cases {

@@ -106,7 +106,7 @@ fn ground_truth_agrees_with_calibration_video_and_rules_engine() {
         let r0 = &rounds[0];
         let round: Round = serde_json::from_value(serde_json::json!({
             "hands": r0["round"]["hands"], "dealer": r0["round"]["dealer"], "community": r0["round"]["community"],
-            "irregularities": r0["round"]["irregularities"]
+            "irregularities": r0["round"]["irregularities"], "progressive_pool": r0["round"]["progressive_pool"]
         }))
         .unwrap();
         let rs = Ruleset::new(id);

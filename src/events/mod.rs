@@ -177,6 +177,16 @@ pub enum BackendHint {
     },
     /// The automatic shuffler reported a fault.
     ShufflerFault,
+    /// The Progressive jackpot for this round (fortune3cp-2025 Art. 15–16, stud-2004 Art. 10):
+    /// the pool and the house's fixed sums by category. It applies to the one round it was told
+    /// in (or, told between rounds, the next one): the pool changes every round.
+    Jackpot {
+        /// The pool.
+        pool: Money,
+        /// Fixed sums by category (`royal_flush`, `straight_flush`, `quads`, `full_house`, `flush`).
+        #[serde(default)]
+        fixed: BTreeMap<crate::rules::eval5::Category5, Money>,
+    },
 }
 
 /// A flag raised against a round (`round.flag`).

@@ -147,8 +147,11 @@ pub fn tracker_hint(hint: &BackendHint) -> Result<TrackerHint, String> {
             return Err("sangong_dice without the banker's place: the deal order cannot be checked".into())
         }
         BackendHint::ShufflerFault { .. } => TrackerHint::ShufflerFault,
-        // NOT YET: the tracker takes no jackpot amounts; progressive payouts are multiples only.
-        BackendHint::Jackpot { .. } => return Err("jackpot amounts are not used yet".into()),
+        BackendHint::Jackpot { pool, fixed, .. } => TrackerHint::Jackpot {
+            pool: *pool,
+            // names checked when the message was parsed
+            fixed: fixed.iter().filter_map(|(name, &a)| Some((crate::publish::jackpot_category(name)?, a))).collect(),
+        },
     })
 }
 
@@ -441,4 +444,27 @@ pub fn run_cli(args: &RunArgs) -> Result<PipelineReport, PipelineError> {
         return Err(PipelineError::Sink(format!("{sink_errors} event(s) could not be journaled or published")));
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::eval5::Category5;
+
+    /// The backend's amounts reach the verifier: a San Gong banker's capital with the dice, a
+    /// jackpot's fixed sums by category (the names checked when the message was parsed).
+    #[test]
+    fn backend_amounts_reach_the_tracker_s_hints() {
+        let parse = |json: &str| {
+            let rules = crate::publish::HintRules { tables: ["t1".to_string()].into(), max_seat: 8 };
+            crate::publish::parse_hint(json.as_bytes(), &rules).unwrap()
+        };
+        let dice = parse(r#"{"type":"sangong_dice","table":"t1","total":9,"banker":5,"capital":2500}"#);
+        assert_eq!(tracker_hint(&dice), Ok(TrackerHint::Dice { banker: 5, total: 9, capital: Some(2500) }));
+        let jackpot = parse(r#"{"type":"jackpot","table":"t1","pool":90000,"fixed":{"flush":500,"quads":2000}}"#);
+        let fixed = [(Category5::Flush, 500), (Category5::Quads, 2000)].into_iter().collect();
+        assert_eq!(tracker_hint(&jackpot), Ok(TrackerHint::Jackpot { pool: 90000, fixed }));
+        let no_banker = parse(r#"{"type":"sangong_dice","table":"t1","total":9}"#);
+        assert!(tracker_hint(&no_banker).unwrap_err().contains("banker"));
+    }
 }

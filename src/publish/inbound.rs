@@ -278,10 +278,21 @@ pub fn parse_hint(bytes: &[u8], rules: &HintRules) -> Result<BackendHint, HintEr
                 let message = format!("fixed prize {name} = {amount} is negative");
                 return Err(refuse(HintErrorKind::NegativeAmount, &format!("fixed.{name}"), message));
             }
+            if let Some(name) = fixed.keys().find(|name| jackpot_category(name).is_none()) {
+                let message = format!(
+                    "fixed prize {name} is not a hand category (royal_flush, straight_flush, quads, full_house, flush)"
+                );
+                return Err(refuse(HintErrorKind::Schema, &format!("fixed.{name}"), message));
+            }
         }
         _ => {}
     }
     Ok(hint)
+}
+
+/// A jackpot's fixed prize name as a five-card category (`royal_flush`, `quads`, …).
+pub fn jackpot_category(name: &str) -> Option<crate::rules::eval5::Category5> {
+    serde_json::from_value(serde_json::Value::String(name.to_string())).ok()
 }
 
 /// The field name in a serde message like "missing field `seat`" or "unknown field `x`".

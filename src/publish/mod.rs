@@ -15,7 +15,7 @@ mod subscriber;
 
 pub use error::PublishError;
 pub use inbound::{
-    parse_hint, BackendHint, HintError, HintErrorKind, HintRules, Inbound, InboundConfig, SpotStake,
+    jackpot_category, parse_hint, BackendHint, HintError, HintErrorKind, HintRules, Inbound, InboundConfig, SpotStake,
     DEFAULT_INBOUND_ENDPOINT, HINT_TYPES, MAX_MESSAGE_BYTES,
 };
 pub use keys::{read_public_key, read_public_keys_dir, CurveKey, KeyPair, Security};

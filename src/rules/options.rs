@@ -295,6 +295,19 @@ option_enum! {
     }
 }
 
+option_enum! {
+    /// fortune3cp-2025 Art. 4(2)–(3): which basic bets an additional bet needs.
+    AdditionalBetRequires {
+        /// Either basic bet: 4(1) lets each stand alone, and "as apostas previstas no n.º 1" is
+        /// a generic plural.
+        #[default] AnyBasic,
+        /// The Ante.
+        Ante,
+        /// Both the Ante and Pair Plus.
+        AnteAndPairPlus,
+    }
+}
+
 /// The options of a ruleset. Every field is optional; unset means the default.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -386,6 +399,12 @@ pub struct RulesetOptions {
     /// sangong-1996: where settlement against the banker's capital starts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sangong_settlement_start: Option<SangongSettlementStart>,
+    /// fortune3cp-2025: which basic bets an additional bet needs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub additional_bet_requires: Option<AdditionalBetRequires>,
+    /// fortune3cp-2025: whether the house takes each basic bet alone (Art. 4(1)).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub basic_bets_independent: Option<bool>,
 }
 
 use RulesetId::*;
@@ -394,7 +413,7 @@ const FORTUNE: &[RulesetId] = &[Fortune3cp2025, Fortune3cp2008];
 impl RulesetOptions {
     /// Checks that every option set applies to `id` and is in range.
     pub fn validate_for(&self, id: RulesetId) -> Result<(), RulesError> {
-        let checks: [(&'static str, bool, &'static [RulesetId]); 29] = [
+        let checks: [(&'static str, bool, &'static [RulesetId]); 31] = [
             ("top_straight_flush", self.top_straight_flush.is_some(), &[Fortune3cp2008]),
             ("three_odd_cards_tie", self.three_odd_cards_tie.is_some(), FORTUNE),
             ("ante_bonus_scope", self.ante_bonus_scope.is_some(), &[Fortune3cp2025]),
@@ -424,6 +443,8 @@ impl RulesetOptions {
             ("stud_exposed_count_scope", self.stud_exposed_count_scope.is_some(), &[Stud2004]),
             ("shuffler_failure_bets", self.shuffler_failure_bets.is_some(), &[Fortune3cp2025]),
             ("sangong_settlement_start", self.sangong_settlement_start.is_some(), &[Sangong1996]),
+            ("additional_bet_requires", self.additional_bet_requires.is_some(), &[Fortune3cp2025]),
+            ("basic_bets_independent", self.basic_bets_independent.is_some(), &[Fortune3cp2025]),
         ];
         for (name, set, applies) in checks {
             if set && !applies.contains(&id) {
@@ -563,6 +584,14 @@ impl RulesetOptions {
     /// Where San Gong's settlement against the banker's capital starts.
     pub fn sangong_settlement_start(&self) -> SangongSettlementStart {
         self.sangong_settlement_start.unwrap_or_default()
+    }
+    /// Which basic bets a fortune3cp-2025 additional bet needs.
+    pub fn additional_bet_requires(&self) -> AdditionalBetRequires {
+        self.additional_bet_requires.unwrap_or_default()
+    }
+    /// Whether the house takes each fortune3cp-2025 basic bet alone (default) or only both.
+    pub fn basic_bets_independent(&self) -> bool {
+        self.basic_bets_independent.unwrap_or(true)
     }
     /// How San Gong hands are compared (Art. 7, annex; ambiguities E-2 and E-3).
     pub fn sangong_rule(&self) -> SanGongRule {

@@ -8,7 +8,7 @@ use super::card::{Card, CardSet};
 use super::deal::{sangong_first_place, SanGongDeal, Seat, SANGONG_PLACES};
 use super::eval3::HandRank3;
 use super::eval5::{Category5, Evaluator5};
-use super::options::{BankerCommission, RoyalShare, SangongSettlementStart};
+use super::options::{AdditionalBetRequires, BankerCommission, RoyalShare, SangongSettlementStart};
 use super::payout::{self, BetOutcome, Outcome};
 use super::ruleset::{
     BetKind, Citation, Consequence, GameKind, IrregularityKind, ProgressiveAward, Ruleset, RulesetId,
@@ -274,6 +274,32 @@ fn null_citation(rs: &Ruleset, round: &Round, h: &HandRound) -> Option<Citation>
     }
 }
 
+/// fortune3cp-2025 Art. 4: a bet the table does not take is void. An additional bet (Six Card
+/// Bonus, Progressive) by a player without the basic bet it needs is invalid (4(2)–(3); which
+/// basic bet, `additional_bet_requires`, docs/rules.md A-9); where the house takes the basic
+/// bets only together (`basic_bets_independent = false`, 4(1)), one alone is no bet either, and
+/// neither is what rests on it.
+fn invalid_bet_citation(rs: &Ruleset, h: &HandRound, bet: BetKind) -> Option<Citation> {
+    if rs.id != RulesetId::Fortune3cp2025 {
+        return None;
+    }
+    let has = |b| h.wagers.iter().any(|w| w.bet == b);
+    let (ante, pair_plus) = (has(BetKind::Ante), has(BetKind::PairPlus));
+    let basic_alone = !rs.options.basic_bets_independent() && ante != pair_plus;
+    match bet {
+        BetKind::Ante | BetKind::PairPlus | BetKind::Play if basic_alone => Some(rs.cite("4(1)")),
+        BetKind::SixCardBonus | BetKind::Progressive => {
+            let required = match rs.options.additional_bet_requires() {
+                AdditionalBetRequires::AnyBasic => ante || pair_plus,
+                AdditionalBetRequires::Ante => ante,
+                AdditionalBetRequires::AnteAndPairPlus => ante && pair_plus,
+            };
+            (!required || basic_alone).then(|| rs.cite("4(3)"))
+        }
+        _ => None,
+    }
+}
+
 fn settle_three_card(rs: &Ruleset, round: &Round) -> Result<Settlement, RulesError> {
     let rules = rs.three_card_rules();
     let dealer_cards = three(&round.dealer, "the dealer's hand")?;
@@ -288,7 +314,7 @@ fn settle_three_card(rs: &Ruleset, round: &Round) -> Result<Settlement, RulesErr
         let played = h.decision == Decision::Played;
         let mut bets = Vec::new();
         for w in &h.wagers {
-            let o = if let Some(c) = null {
+            let o = if let Some(c) = null.or_else(|| invalid_bet_citation(rs, h, w.bet)) {
                 BetOutcome::void(c)
             } else {
                 match (rs.kind, w.bet) {
@@ -337,8 +363,8 @@ fn settle_three_card(rs: &Ruleset, round: &Round) -> Result<Settlement, RulesErr
     })
 }
 
-/// A Progressive result before amounts: wins (multiple unknown, reported as 0)
-/// or loses. The money is filled in by [`settle_progressive`].
+/// A Progressive result before amounts: wins (multiple unknown, reported as 0, and no amount
+/// without the table's pool) or loses. The money is filled in by [`settle_progressive`].
 fn progressive_placeholder(rs: &Ruleset, category: Category5) -> BetOutcome {
     match rs.progressive.iter().find(|l| l.category == category) {
         Some(l) => BetOutcome { outcome: Outcome::Win, net: 0.0, rule: l.citation, also: None },
@@ -365,7 +391,18 @@ fn settle_progressive(
     hands: &mut [HandSettlement],
     winners: &[(usize, Category5)],
 ) -> Option<Money> {
-    let pool = round.progressive_pool.as_ref()?;
+    let Some(pool) = round.progressive_pool.as_ref() else {
+        // An award is a fixed sum or a share of the pool, both the table's: without them the
+        // winning category and its article are known, the amount is not (docs/rules.md A-11).
+        for &(i, _) in winners {
+            if let Some(b) =
+                hands[i].bets.iter_mut().find(|b| b.bet == BetKind::Progressive && b.outcome == Outcome::Win)
+            {
+                b.net_amount = None;
+            }
+        }
+        return None;
+    };
     let mut left = pool.pool;
     let mut order: Vec<&(usize, Category5)> =
         winners.iter().filter(|(_, c)| rs.progressive.iter().any(|l| l.category == *c)).collect();
@@ -857,6 +894,12 @@ mod tests {
             "2C 4D 6C",
         );
         r.community = parse_cards("JS 10S").unwrap();
+        // Without the table's pool and fixed sums the royal wins an amount nobody can tell.
+        let unknown = settle(&rs, &r).unwrap();
+        let p1 = &unknown.hands[0].bets[2];
+        assert_eq!((p1.outcome, p1.net_amount, p1.stake), (Outcome::Win, None, Some(5)));
+        assert_eq!(p1.citations[0].to_string(), "fortune3cp-2025 Art. 16(3)(1)");
+        assert_eq!(unknown.hands[1].bets[2].net_amount, Some(-5), "a loss is the stake whatever the pool");
         // Seat 2: 9H 8H 7H JS 10S is a straight, not a flush: it loses.
         r.progressive_pool = Some(ProgressivePool {
             pool: 100_000,
@@ -1041,5 +1084,59 @@ mod tests {
         let mut at_banker = with_capital(150);
         at_banker.hands[0].seat = Seat(5);
         assert!(matches!(settle(&rs, &at_banker), Err(RulesError::BadRound(m)) if m.contains("banker")));
+    }
+
+    /// fortune3cp-2025 Art. 4(3): "São consideradas inválidas quaisquer apostas efectuadas por
+    /// pessoas que não efectuaram as apostas previstas no n.º 1": an additional bet without the
+    /// basic bet it needs is void (A-9); under `basic_bets_independent = false` (4(1)) a basic
+    /// bet alone is no bet either.
+    #[test]
+    fn fortune2025_additional_bets_need_the_basic_bets_the_table_requires() {
+        let f25 =
+            |json: &str| Ruleset::with_options(RulesetId::Fortune3cp2025, serde_json::from_str(json).unwrap()).unwrap();
+        let r = round(
+            vec![
+                // Pair Plus and a Six Card Bonus; a pair of kings with the dealer's sixes is a full house.
+                hand(1, "KS KD 2C", &[(BetKind::PairPlus, 10), (BetKind::SixCardBonus, 5)], Decision::Played),
+                // a Six Card Bonus alone
+                hand(2, "KH 9D 5C", &[(BetKind::SixCardBonus, 5)], Decision::Played),
+                // Ante, Play and a Six Card Bonus
+                hand(
+                    3,
+                    "AS AD 7C",
+                    &[(BetKind::Ante, 10), (BetKind::Play, 10), (BetKind::SixCardBonus, 5)],
+                    Decision::Played,
+                ),
+            ],
+            "6S 6H 6D",
+        );
+        let outcomes = |rs: &Ruleset| -> Vec<Vec<(BetKind, Outcome, String)>> {
+            settle(rs, &r)
+                .unwrap()
+                .hands
+                .iter()
+                .map(|h| h.bets.iter().map(|b| (b.bet, b.outcome, b.citations[0].to_string())).collect())
+                .collect()
+        };
+        let art = |a: &str| format!("fortune3cp-2025 Art. {a}");
+        let default = outcomes(&Ruleset::new(RulesetId::Fortune3cp2025));
+        assert_eq!(default[0][1], (BetKind::SixCardBonus, Outcome::Win, art("16(2)(4)")), "KK + 666: a full house");
+        assert_eq!(default[1], [(BetKind::SixCardBonus, Outcome::Void, art("4(3)"))]);
+        assert_eq!(default[2][2].1, Outcome::Win, "AA + 666: a full house");
+        let ante = outcomes(&f25(r#"{"additional_bet_requires": "ante"}"#));
+        assert_eq!(ante[0][1], (BetKind::SixCardBonus, Outcome::Void, art("4(3)")));
+        assert_eq!(ante[0][0].1, Outcome::Win, "the Pair Plus stands (a pair, 16(1)(5))");
+        assert_eq!(ante[2][2].1, Outcome::Win);
+        let both = outcomes(&f25(r#"{"additional_bet_requires": "ante_and_pair_plus"}"#));
+        assert_eq!(both[2][2], (BetKind::SixCardBonus, Outcome::Void, art("4(3)")));
+        let together = outcomes(&f25(r#"{"basic_bets_independent": false}"#));
+        assert!(together[0].iter().all(|b| b.1 == Outcome::Void), "{:?}", together[0]);
+        assert_eq!(together[0][0].2, art("4(1)"));
+        assert!(together[2].iter().all(|b| b.1 == Outcome::Void), "{:?}", together[2]);
+        assert!(Ruleset::with_options(
+            RulesetId::Stud2004,
+            serde_json::from_str(r#"{"basic_bets_independent": true}"#).unwrap()
+        )
+        .is_err());
     }
 }

@@ -38,6 +38,9 @@ struct Dice {
 #[derive(Debug, Deserialize)]
 struct PlannedHands {
     hands: Vec<PlannedHand>,
+    /// The table's jackpot (sessions rendered since session 67).
+    #[serde(default)]
+    progressive_pool: Option<crate::rules::settle::ProgressivePool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -76,6 +79,9 @@ pub fn backend_hints(dir: &Path) -> Result<VecDeque<(u64, TableHint)>, PipelineE
     let mut hints = Vec::new();
     for r in &rounds {
         hints.push((r.first_frame, BackendHint::DealingMode { mode: r.dealing }));
+        if let Some(p) = &r.round.progressive_pool {
+            hints.push((r.first_frame, BackendHint::Jackpot { pool: p.pool, fixed: p.fixed.clone() }));
+        }
         if let Some(d) = &r.sangong {
             hints.push((r.first_frame, BackendHint::Dice { banker: d.banker, total: d.dice_total, capital: None }));
         }

@@ -126,10 +126,13 @@ pub fn frame_ms(frame: u64) -> f64 {
 }
 
 /// What the table's backend would tell about a round: its start (with the backend's id, if any),
-/// the San Gong dice, each seat's bets with stakes (not the later play/raise, which are
+/// the Progressive jackpot, the San Gong dice, each seat's bets with stakes (not the later play/raise, which are
 /// decisions) and each betting seat's decision.
 pub fn backend_hints(plan: &RoundPlan, round_id: Option<String>) -> Vec<BackendHint> {
     let mut h = vec![BackendHint::RoundStart { round_id }];
+    if let Some(p) = &plan.round.progressive_pool {
+        h.push(BackendHint::Jackpot { pool: p.pool, fixed: p.fixed.clone() });
+    }
     if let Some(sg) = plan.sangong {
         h.push(BackendHint::Dice { banker: sg.banker.0, total: sg.dice_total, capital: None });
     }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::rng::Rng;
 use crate::rules::deal::{deal_plan, DealRequest, SanGongDeal};
-use crate::rules::settle::{settle, Decision, HandRound, Observed, Round, Settlement, Wager};
+use crate::rules::settle::{settle, Decision, HandRound, Observed, ProgressivePool, Round, Settlement, Wager};
 use crate::rules::{
     BetKind, Card, Citation, Consequence, DealingMode, IrregularityKind, Position, RulesError, Ruleset, RulesetId,
     Seat, Shoe,
@@ -697,7 +697,7 @@ pub fn plan_round(
         dealer: dealer_cards,
         community: held.get(&Position::Community).map(|v| v.iter().map(|c| c.card).collect()).unwrap_or_default(),
         irregularities: observed.clone(),
-        progressive_pool: None,
+        progressive_pool: table_jackpot(rs),
         max_payout: None,
         sangong_bank: None,
     };
@@ -729,6 +729,26 @@ pub fn plan_round(
 
 /// Settles for the ground truth: irregular rounds whose cards cannot be settled
 /// (a short hand, a duplicate) are reported as void by the article that applies.
+/// The simulated table's Progressive jackpot, the same every round (as if the house topped it
+/// up): the amounts the regulation leaves to the table (docs/rules.md A-11), which its backend
+/// tells in a `jackpot` message. `None` for a ruleset without a Progressive.
+pub fn table_jackpot(rs: &Ruleset) -> Option<ProgressivePool> {
+    use crate::rules::eval5::Category5 as C;
+    (!rs.progressive.is_empty()).then(|| ProgressivePool {
+        pool: 2_000_000,
+        reset_to: 500_000,
+        fixed: [
+            (C::RoyalFlush, 1_000_000),
+            (C::StraightFlush, 100_000),
+            (C::Quads, 50_000),
+            (C::FullHouse, 15_000),
+            (C::Flush, 5_000),
+        ]
+        .into_iter()
+        .collect(),
+    })
+}
+
 fn settle_for_truth(rs: &Ruleset, round: &Round) -> Result<Settlement, RulesError> {
     match settle(rs, round) {
         Ok(s) => Ok(s),

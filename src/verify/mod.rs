@@ -18,8 +18,11 @@ use crate::events::{
     Verification, VerificationStatus,
 };
 use crate::rules::deal::{deal_plan, deal_plan_with_turn, DealRequest, SanGongDeal};
+use crate::rules::payout::Outcome;
 use crate::rules::ruleset::{FaceUpByDesign, GameKind};
-use crate::rules::settle::{settle, Decision, HandRound, Observed, Round, RoundStatus, Settlement, Wager};
+use crate::rules::settle::{
+    settle, Decision, HandRound, Observed, ProgressivePool, Round, RoundStatus, Settlement, Wager,
+};
 use crate::rules::{
     BetKind, Card, Consequence, DealingMode, IrregularityKind, Position, Rank, Ruleset, RulesetId, Seat, Suit,
 };
@@ -130,6 +133,8 @@ struct RoundRec {
     hinted_wagers: BTreeMap<u8, Vec<Wager>>,
     hinted_decisions: BTreeMap<u8, Decision>,
     dice: Option<SanGongDeal>,
+    /// The Progressive pool and fixed sums, as the backend told them for this round.
+    jackpot: Option<ProgressivePool>,
     /// San Gong: the banker's capital, as the backend tells it (Art. 5(3)).
     banker_capital: Option<crate::rules::settle::Money>,
     mode_hint: Option<DealingMode>,
@@ -600,6 +605,12 @@ impl Verifier {
     fn apply_hint(&mut self, h: &BackendHint, frame: u64, t: f64, out: &mut Vec<Event>) {
         let Some(r) = self.round.as_mut() else { return };
         match h {
+            // The round's jackpot; one told after the outcome is the next round's.
+            BackendHint::Jackpot { pool, fixed } if r.outcome.is_none() => {
+                // `reset_to` decides only the pool after the round, which is not published.
+                r.jackpot = Some(ProgressivePool { pool: *pool, reset_to: 0, fixed: fixed.clone() });
+            }
+            BackendHint::Jackpot { .. } => self.early_hints.push(h.clone()),
             BackendHint::Bets { seat, wagers } => {
                 r.hinted_wagers.insert(*seat, wagers.clone());
             }
@@ -1315,7 +1326,7 @@ impl Verifier {
             dealer: dealer_known,
             community: if progressive { community_known } else { vec![] },
             irregularities,
-            progressive_pool: None,
+            progressive_pool: r.jackpot.clone(),
             max_payout: None,
             // Settled within the banker's capital once the backend has told it (Art. 5(3)).
             sangong_bank: r
@@ -1341,6 +1352,17 @@ impl Verifier {
         let mut results: Vec<HandResult> = Vec::new();
         for &s in &seats {
             let hs = settlement.as_ref().and_then(|st| st.hands.iter().find(|h| h.seat == Seat(s)));
+            // A Progressive won without the round's jackpot: its category and article are known,
+            // its amount (so its multiple) is not. Left out rather than reported as nothing won.
+            let unpaid = |b: &&crate::rules::settle::BetSettlement| {
+                b.bet == BetKind::Progressive && b.outcome == Outcome::Win && r.jackpot.is_none()
+            };
+            if let Some(b) = hs.and_then(|h| h.bets.iter().find(unpaid)) {
+                let article = b.citations.first().map(|c| c.to_string()).unwrap_or_default();
+                reasons.push(format!(
+                    "seat {s}: its Progressive bet wins a jackpot award ({article}) whose amount the backend has not told"
+                ));
+            }
             let unseen = unseen_folded.contains(&s);
             results.push(HandResult {
                 seat: s,
@@ -1352,6 +1374,7 @@ impl Verifier {
                     .map(|h| {
                         h.bets
                             .iter()
+                            .filter(|b| !unpaid(b))
                             .map(|b| BetResult {
                                 bet: b.bet,
                                 outcome: serde_json::to_value(b.outcome)
@@ -2052,6 +2075,23 @@ mod tests {
         );
     }
 
+    /// The outcome a verifier of `rs` publishes for the round of `events` (frame, event), and the
+    /// flags it raises.
+    fn round_outcome(rs: Ruleset, events: &[(u64, TrackEventKind)]) -> (RoundOutcome, Vec<RoundFlag>) {
+        let mut v = Verifier::new(rs, VerifierOptions::new("T", "C")).unwrap();
+        let (mut outcome, mut flags) = (None, Vec::new());
+        for (frame, kind) in events {
+            for e in v.process(&TrackEvent { frame: *frame, time_ms: *frame as f64 * 33.3, kind: kind.clone() }) {
+                match e.body {
+                    EventBody::RoundOutcome(o) => outcome = Some(*o),
+                    EventBody::RoundFlag(f) => flags.push(f),
+                    _ => {}
+                }
+            }
+        }
+        (outcome.expect("the round ended"), flags)
+    }
+
     /// A stud round whose cards are all read but seat 1's third (track 6), known by its rank
     /// only: settled for every suit it may have, and verified only where no suit changes a bet.
     fn stud_outcome_with_a_card_known_by_rank(seat: [&str; 5], dealer: [&str; 5]) -> RoundOutcome {
@@ -2084,16 +2124,7 @@ mod tests {
             }
         }
         events.push((60, TrackEventKind::RoundEnded));
-        let mut v = Verifier::new(Ruleset::new(RulesetId::Stud2004), VerifierOptions::new("T", "C")).unwrap();
-        let mut outcome = None;
-        for (frame, kind) in &events {
-            for e in v.process(&TrackEvent { frame: *frame, time_ms: *frame as f64 * 33.3, kind: kind.clone() }) {
-                if let EventBody::RoundOutcome(o) = e.body {
-                    outcome = Some(*o);
-                }
-            }
-        }
-        outcome.expect("the round ended")
+        round_outcome(Ruleset::new(RulesetId::Stud2004), &events).0
     }
 
     #[test]
@@ -2406,18 +2437,8 @@ mod tests {
             events.push((45, reveal(RoundPhase::Decisions, RoundPhase::Reveal)));
             events.push((60, TrackEventKind::RoundEnded));
             events.sort_by_key(|e| e.0);
-            let mut v = Verifier::new(Ruleset::new(RulesetId::Sangong1996), VerifierOptions::new("T", "C")).unwrap();
-            let mut outcome = None;
-            for (frame, kind) in &events {
-                for e in v.process(&TrackEvent { frame: *frame, time_ms: *frame as f64 * 33.3, kind: kind.clone() }) {
-                    match e.body {
-                        EventBody::RoundOutcome(o) => outcome = Some(*o),
-                        EventBody::RoundFlag(f) => panic!("a clean round flagged: {f:?}"),
-                        _ => {}
-                    }
-                }
-            }
-            let o = outcome.expect("the round ended");
+            let (o, flags) = round_outcome(Ruleset::new(RulesetId::Sangong1996), &events);
+            assert_eq!(flags, vec![], "a clean round");
             assert_eq!(o.verification.status, VerificationStatus::Verified, "{:?}", o.verification.reasons);
             [3, 2, 1, 8, 7, 6, 4].map(|seat| o.hands.iter().find(|h| h.seat == seat).unwrap().bets[0].net_amount)
         };
@@ -2427,5 +2448,62 @@ mod tests {
         // Place 2 gets the 50 left (0.95 of it); places 1, 8 and 7 are collected; the banker's
         // gain has then reached the capital, and places 6 and 4 keep their stakes.
         assert_eq!(outcome_with(Some(150)), [95, 48, -100, -100, -100, 0, 0].map(Some));
+    }
+
+    /// A stud round at seat 1 (Ante 10, Raise 20, Progressive 5, told by the backend with
+    /// `extra` hints) dealt `seat` against `dealer`, every card read.
+    fn stud_outcome_told(seat: [&str; 5], dealer: [&str; 5], extra: &[BackendHint]) -> RoundOutcome {
+        let bets = [(BetKind::Ante, 10), (BetKind::Raise, 20), (BetKind::Progressive, 5)];
+        let chips: Vec<SpotPresence> = bets.iter().map(|&(bet, _)| SpotPresence { seat: 1, bet }).collect();
+        let mut events = stud_deal_to_seat_1(&chips);
+        let wagers = bets.iter().map(|&(bet, stake)| Wager { bet, stake: Some(stake) }).collect();
+        let hints = std::iter::once(BackendHint::Bets { seat: 1, wagers }).chain(extra.iter().cloned());
+        for (k, h) in hints.enumerate() {
+            events.insert(2 + k, (1, TrackEventKind::Hint(h)));
+        }
+        let reveal = RoundPhase::Reveal;
+        events.push((40, TrackEventKind::Phase { from: RoundPhase::Decisions, to: reveal, reason: "t".into(), chips }));
+        for (k, (a, b)) in seat.iter().zip(dealer).enumerate() {
+            let order = k as u32 + 1;
+            for (track, zone, code) in [(2 * order, TableZone::Seat(1), *a), (2 * order + 1, TableZone::Dealer, b)] {
+                let card = code.parse().unwrap();
+                events.push((
+                    42,
+                    TrackEventKind::Identified { track, zone: Some(zone), card, previous: None, corrects: false },
+                ));
+            }
+        }
+        events.push((60, TrackEventKind::RoundEnded));
+        round_outcome(Ruleset::new(RulesetId::Stud2004), &events).0
+    }
+
+    /// stud-2004 Art. 10(4): a flush wins the Progressive's fixed sum, which only the table
+    /// knows. With the backend's `jackpot` the outcome pays it; without, the bet is left out and
+    /// the round unverified, where it used to read "win" with a multiple and amount of 0.
+    #[test]
+    fn a_progressive_win_is_paid_from_the_jackpot_told_and_left_out_without_it() {
+        let (seat, dealer) = (["2H", "5H", "9H", "JH", "KH"], ["AS", "KD", "QC", "7C", "4S"]);
+        let progressive = |o: &RoundOutcome| o.hands[0].bets.iter().find(|b| b.bet == BetKind::Progressive).cloned();
+        let untold = stud_outcome_told(seat, dealer, &[]);
+        assert_eq!(untold.verification.status, VerificationStatus::Unverified);
+        assert_eq!(
+            untold.verification.reasons,
+            ["seat 1: its Progressive bet wins a jackpot award (stud-2004 Art. 10(4)) whose amount the backend has not told"]
+        );
+        assert_eq!(progressive(&untold), None);
+        let raise = untold.hands[0].bets.iter().find(|b| b.bet == BetKind::Raise).expect("the Raise settled");
+        assert_eq!((raise.net_multiple, raise.net_amount), (5.0, Some(100)), "a flush pays 5 to 1 (Art. 9(5)(5))");
+        let jackpot = BackendHint::Jackpot {
+            pool: 250_000,
+            fixed: [(crate::rules::eval5::Category5::Flush, 500)].into_iter().collect(),
+        };
+        let told = stud_outcome_told(seat, dealer, &[jackpot]);
+        assert_eq!(told.verification.status, VerificationStatus::Verified, "{:?}", told.verification.reasons);
+        let p = progressive(&told).expect("the Progressive settled");
+        assert_eq!((p.outcome.as_str(), p.net_multiple, p.net_amount), ("win", 100.0, Some(500)));
+        // a losing Progressive needs no jackpot
+        let lost = stud_outcome_told(["2H", "5C", "9H", "JD", "KH"], dealer, &[]);
+        assert_eq!(lost.verification.status, VerificationStatus::Verified, "{:?}", lost.verification.reasons);
+        assert_eq!(progressive(&lost).map(|p| p.net_amount), Some(Some(-5)));
     }
 }
