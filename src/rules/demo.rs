@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use super::card::{Card, Rank, Shoe};
 use super::deal::{deal_plan, DealRequest, Position, SanGongDeal, Seat};
 use super::eval5::{Category5, Evaluator5};
-use super::payout;
+use super::payout::{self, Outcome};
 use super::ruleset::{BetKind, DealingMode, GameKind, Ruleset, RulesetId};
 use super::settle::{settle, Decision, HandRound, Round, RoundStatus, Settlement, Wager};
 use super::RulesError;
@@ -200,13 +200,16 @@ fn describe(rs: &Ruleset, n: u32, mode: DealingMode, round: &Round, s: &Settleme
         let _ = writeln!(out, "  {:<7} {} — {}{}", hs.seat.to_string(), cards_text(&h.cards), hs.hand, decision);
         for b in &hs.bets {
             let cites: Vec<String> = b.citations.iter().map(|c| format!("Art. {}", c.article)).collect();
+            // A Progressive award is the table's jackpot or fixed sum, which a script does not give.
+            let jackpot = b.bet == BetKind::Progressive && b.outcome == Outcome::Win && b.net_amount.is_none();
+            let multiple = if jackpot { "jackpot".to_string() } else { format!("{:+.2}×", b.net_multiple) };
             let _ = writeln!(
                 out,
-                "      {:<15} {:>6} {:<5} {:>+7.2}× {:>8}   [{}]",
+                "      {:<15} {:>6} {:<5} {:>8} {:>8}   [{}]",
                 b.bet.as_str(),
                 b.stake.map_or(String::new(), |v| v.to_string()),
                 format!("{:?}", b.outcome).to_lowercase(),
-                b.net_multiple,
+                multiple,
                 b.net_amount.map_or(String::new(), |v| format!("{v:+}")),
                 cites.join(", ")
             );
