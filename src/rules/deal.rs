@@ -91,6 +91,12 @@ pub struct SanGongDeal {
 /// Number of places at a San Gong table, banker included (Art. 2(4), 3).
 pub const SANGONG_PLACES: u8 = 8;
 
+/// The San Gong place `steps` places counter-clockwise from `from` (Art. 2(2)–(3)): towards
+/// lower seat numbers, place 1 followed by place 8.
+pub fn counter_clockwise(from: Seat, steps: u8) -> Seat {
+    Seat((from.0 - 1 + SANGONG_PLACES - steps % SANGONG_PLACES) % SANGONG_PLACES + 1)
+}
+
 /// The place that receives the first cards in San Gong: counting the dice total
 /// from the banker counter-clockwise (Art. 2(2)), the banker counting as 1 by
 /// default (option `sangong_dice_count_start`).
@@ -107,10 +113,8 @@ pub fn sangong_first_place(deal: SanGongDeal, start: DiceCountStart) -> Result<S
     let steps = match start {
         DiceCountStart::BankerIsOne => deal.dice_total - 1,
         DiceCountStart::BankerIsZero => deal.dice_total,
-    } % SANGONG_PLACES;
-    // Counter-clockwise means towards lower seat numbers.
-    let zero_based = (deal.banker.0 - 1 + SANGONG_PLACES - steps) % SANGONG_PLACES;
-    Ok(Seat(zero_based + 1))
+    };
+    Ok(counter_clockwise(deal.banker, steps))
 }
 
 /// The sequence of deliveries the ruleset prescribes.
@@ -141,7 +145,7 @@ pub fn deal_plan_with_turn(
             .ok_or_else(|| RulesError::BadDeal("San Gong needs the banker's place and the dice total".into()))?;
         let first = sangong_first_place(deal, rs.options.sangong_dice_count_start())?;
         for i in 0..SANGONG_PLACES {
-            let seat = Seat((first.0 - 1 + SANGONG_PLACES - i) % SANGONG_PLACES + 1);
+            let seat = counter_clockwise(first, i);
             plan.push(Delivery { to: Position::Seat(seat), cards: per_hand, face_up: 0, citation: cite });
         }
         return Ok(plan);

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::card::{Card, CardSet};
-use super::deal::{sangong_first_place, SanGongDeal, Seat, SANGONG_PLACES};
+use super::deal::{counter_clockwise, sangong_first_place, SanGongDeal, Seat, SANGONG_PLACES};
 use super::eval3::HandRank3;
 use super::eval5::{Category5, Evaluator5};
 use super::options::{AdditionalBetRequires, BankerCommission, RoyalShare, SangongSettlementStart};
@@ -605,11 +605,9 @@ fn cap_to_banker_capital(
         SangongSettlementStart::FirstDealtPlace => {
             sangong_first_place(bank.deal, rs.options.sangong_dice_count_start())?
         }
-        SangongSettlementStart::BankerNextPlace => Seat((banker.0 + SANGONG_PLACES - 2) % SANGONG_PLACES + 1),
+        SangongSettlementStart::BankerNextPlace => counter_clockwise(banker, 1),
     };
-    // Counter-clockwise means towards lower seat numbers (deal::sangong_first_place).
-    let order: Vec<Seat> =
-        (0..SANGONG_PLACES).map(|i| Seat((start.0 - 1 + SANGONG_PLACES - i) % SANGONG_PLACES + 1)).collect();
+    let order: Vec<Seat> = (0..SANGONG_PLACES).map(|i| counter_clockwise(start, i)).collect();
     for h in hands.iter() {
         if h.seat == banker || !order.contains(&h.seat) {
             return Err(RulesError::BadRound(format!(

@@ -1165,13 +1165,15 @@ impl Tracker {
         }
         let latest = self.dealt.last().map(|&(zone, _)| zone);
         let community = u32::from(self.rs.community_cards);
-        let dealer_hand_whole_before_community = self.rs.options.community_cards_after_dealer()
-            || self.dealt_in_packets()
-            || self.rs.dealer_turns().iter().all(|&t| t == crate::rules::ruleset::DealerTurn::AfterAllPlayers);
+        let dealer_hand_whole_before_community = || {
+            self.rs.options.community_cards_after_dealer()
+                || self.dealt_in_packets()
+                || self.rs.dealer_turns().iter().all(|&t| t == crate::rules::ruleset::DealerTurn::AfterAllPlayers)
+        };
         if community > 0
-            && dealer_hand_whole_before_community
             && latest == Some(TableZone::Community)
             && self.held_in(TableZone::Community) >= community
+            && dealer_hand_whole_before_community()
         {
             return Some("the community cards, dealt after the dealer's hand, are out");
         }

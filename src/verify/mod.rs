@@ -17,7 +17,7 @@ use crate::events::{
     BackendHint, BetResult, CardSeen, Event, EventBody, HandResult, RoundFlag, RoundOutcome, RoundPhase, TableZone,
     Verification, VerificationStatus,
 };
-use crate::rules::deal::{deal_plan, deal_plan_with_turn, DealRequest, SanGongDeal};
+use crate::rules::deal::{counter_clockwise, deal_plan, deal_plan_with_turn, DealRequest, SanGongDeal, SANGONG_PLACES};
 use crate::rules::payout::Outcome;
 use crate::rules::ruleset::{FaceUpByDesign, GameKind};
 use crate::rules::settle::{
@@ -686,8 +686,10 @@ impl Verifier {
             // Without the dice total any starting place is possible (Art. 2(2));
             // the order is still counter-clockwise, three cards each.
             let per = self.rs.cards_per_hand;
-            return (1..=8u8)
-                .map(|first| (0..8u8).map(|i| (TableZone::Seat((first - 1 + 8 - i) % 8 + 1), per)).collect())
+            return (1..=SANGONG_PLACES)
+                .map(|first| {
+                    (0..SANGONG_PLACES).map(|i| (TableZone::Seat(counter_clockwise(Seat(first), i).0), per)).collect()
+                })
                 .collect();
         }
         // Unknown Progressive: the deal with and without the community cards.
